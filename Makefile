@@ -1,0 +1,39 @@
+# One entry point for people and CI. Every target builds the environment first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test check lint types unit bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+## Set up and run the example pipeline.
+demo: $(STAMP)
+	$(BIN)/python -m definitions.demo
+
+## Set up, then lint, type-check and run the whole test suite.
+test: check unit
+
+check: lint types
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+types: $(STAMP)
+	$(BIN)/pyright
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+## Side-by-side benchmarks (not part of the test run).
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_hash.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

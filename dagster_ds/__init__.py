@@ -1,0 +1,27 @@
+"""dagster_ds: datasets-style transforms as fingerprinted, cached Dagster assets.
+
+Importing this package is light: it imports neither dagster nor huggingface_hub.
+Dagster integration lives in `dagster_ds.orchestration`.
+"""
+
+from dagster_ds.errors import DagsterDsError as DagsterDsError
+from dagster_ds.errors import DagsterDsWarning as DagsterDsWarning
+from dagster_ds.errors import UnhashableError as UnhashableError
+from dagster_ds.errors import UnhashableTransformWarning as UnhashableTransformWarning
+from dagster_ds.fingerprint import Hasher as Hasher
+from dagster_ds.fingerprint import explain as explain
+from dagster_ds.fingerprint import generate_random_fingerprint as generate_random_fingerprint
+from dagster_ds.fingerprint import update_fingerprint as update_fingerprint
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DagsterDsError",
+    "DagsterDsWarning",
+    "Hasher",
+    "UnhashableError",
+    "UnhashableTransformWarning",
+    "explain",
+    "generate_random_fingerprint",
+    "update_fingerprint",
+]

@@ -1,0 +1,33 @@
+"""Fingerprints: deterministic 128-bit hashes of data, code and transforms.
+
+Example:
+    >>> from dagster_ds.fingerprint import Hasher, update_fingerprint
+    >>> parent = Hasher.hash({"text": ["a", "bb"]})
+    >>> child = update_fingerprint(parent, "map", {"function": str.upper})
+    >>> child != parent
+    True
+"""
+
+from dagster_ds.fingerprint._public import Hasher as Hasher
+from dagster_ds.fingerprint._public import explain as explain
+from dagster_ds.fingerprint._tree import Difference as Difference
+from dagster_ds.fingerprint._tree import Explanation as Explanation
+from dagster_ds.fingerprint._tree import HashNode as HashNode
+from dagster_ds.fingerprint._update import EXECUTION_ONLY_ARGUMENTS as EXECUTION_ONLY_ARGUMENTS
+from dagster_ds.fingerprint._update import describe_transform as describe_transform
+from dagster_ds.fingerprint._update import (
+    generate_random_fingerprint as generate_random_fingerprint,
+)
+from dagster_ds.fingerprint._update import update_fingerprint as update_fingerprint
+
+__all__ = [
+    "EXECUTION_ONLY_ARGUMENTS",
+    "Difference",
+    "Explanation",
+    "HashNode",
+    "Hasher",
+    "describe_transform",
+    "explain",
+    "generate_random_fingerprint",
+    "update_fingerprint",
+]

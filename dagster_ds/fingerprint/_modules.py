@@ -1,0 +1,86 @@
+"""Decide whether code is the user's own (hashed by value) or installed (by reference)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import site
+import sys
+import sysconfig
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Origin = Literal["user", "installed", "stdlib", "builtin"]
+
+
+@dataclass(frozen=True)
+class ModuleOrigin:
+    """Where a module comes from, and the version that identifies installed code."""
+
+    kind: Origin
+    version: str = ""
+
+    @property
+    def by_value(self) -> bool:
+        return self.kind == "user"
+
+
+def _normalise(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path)) + os.sep
+
+
+@functools.cache
+def _installed_roots() -> tuple[str, ...]:
+    paths = set(site.getsitepackages()) | {site.getusersitepackages()}
+    for key in ("purelib", "platlib"):
+        paths.add(sysconfig.get_paths()[key])
+    return tuple(sorted(_normalise(p) for p in paths if p))
+
+
+@functools.cache
+def _stdlib_roots() -> tuple[str, ...]:
+    paths = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")}
+    return tuple(sorted(_normalise(p) for p in paths if p))
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+def _package_version(module_name: str) -> str:
+    top_level = module_name.partition(".")[0]
+    versions: list[str] = []
+    for dist in sorted(_distributions().get(top_level, [])):
+        try:
+            versions.append(f"{dist}=={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return ",".join(versions) or f"{top_level}==unknown"
+
+
+@functools.cache
+def module_origin(module_name: str) -> ModuleOrigin:
+    """Classify a module by where its file lives.
+
+    Code under site-packages is installed and identified by its distribution's
+    version; the standard library by the Python version; compiled-in modules by
+    name; everything else (``__main__``, the project's modules, editable
+    installs) is the user's and is hashed by value.
+    """
+    module = sys.modules.get(module_name)
+    if module is None:
+        return ModuleOrigin("user")
+    file = getattr(module, "__file__", None)
+    if not file:
+        if module_name == "__main__" or hasattr(module, "__path__"):
+            return ModuleOrigin("user")
+        return ModuleOrigin("builtin", f"python=={sys.version_info[0]}.{sys.version_info[1]}")
+    path = _normalise(file)
+    if any(path.startswith(root) for root in _installed_roots()):
+        return ModuleOrigin("installed", _package_version(module_name))
+    if any(path.startswith(root) for root in _stdlib_roots()):
+        return ModuleOrigin("stdlib", f"python=={sys.version_info[0]}.{sys.version_info[1]}")
+    return ModuleOrigin("user")

@@ -1,0 +1,107 @@
+"""Fingerprints of transforms: update_fingerprint and random fingerprints."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from dagster_ds.errors import UnhashableError, UnhashableTransformWarning
+from dagster_ds.fingerprint._hasher import _HashContext  # pyright: ignore[reportPrivateUsage]
+from dagster_ds.fingerprint._tree import HashNode, combine, leaf
+
+# Arguments that change how a transform runs, never what it produces.
+EXECUTION_ONLY_ARGUMENTS = frozenset(
+    {
+        "num_proc",
+        "desc",
+        "load_from_cache_file",
+        "cache_file_name",
+        "writer_batch_size",
+        "keep_in_memory",
+        "new_fingerprint",
+    }
+)
+
+_warned: set[tuple[str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def describe_transform(fingerprint: str, transform: str, args: Mapping[str, Any]) -> HashNode:
+    """The hash tree of a transform applied to a dataset.
+
+    Its components are the parent fingerprint, the transform's name and each
+    argument that can change the result (`EXECUTION_ONLY_ARGUMENTS` are left
+    out). Its digest is what `update_fingerprint` returns.
+
+    Raises:
+        UnhashableError: An argument cannot be hashed; the error names it.
+    """
+    context = _HashContext()
+    components = {
+        "parent fingerprint": HashNode("fingerprint", "parent fingerprint", fingerprint),
+        "transform": leaf("transform", "transform", transform),
+    }
+    for name in sorted(args):
+        if name not in EXECUTION_ONLY_ARGUMENTS:
+            key = f"argument '{name}'"
+            components[key] = context.describe(args[name], label=key)
+    return HashNode("transform", transform, combine("transform", components), components)
+
+
+def update_fingerprint(fingerprint: str, transform: str, args: Mapping[str, Any]) -> str:
+    """The fingerprint of ``transform(parent, **args)``, given the parent's fingerprint.
+
+    If an argument cannot be hashed, a `UnhashableTransformWarning` names it and
+    says how to fix it (once per transform and cause), and a random fingerprint
+    is returned: the result is then never reused from a cache.
+
+    Args:
+        fingerprint: The parent dataset's fingerprint.
+        transform: The transform's name, for example ``"map"``.
+        args: The transform's arguments by name. Arguments that only tune
+            execution (``num_proc``, ``desc``, ...) are ignored.
+
+    Returns:
+        32 hexadecimal characters.
+
+    Example:
+        >>> parent = "0" * 32
+        >>> update_fingerprint(parent, "map", {"batched": True}) == update_fingerprint(
+        ...     parent, "map", {"batched": True, "num_proc": 4}
+        ... )
+        True
+    """
+    try:
+        return describe_transform(fingerprint, transform, args).digest
+    except UnhashableError as error:
+        _warn_once(transform, error)
+        return generate_random_fingerprint()
+
+
+def generate_random_fingerprint() -> str:
+    """A fresh random fingerprint (128 bits), which no cache entry will ever match.
+
+    Example:
+        >>> len(generate_random_fingerprint())
+        32
+    """
+    return secrets.token_hex(16)
+
+
+def _warn_once(transform: str, error: UnhashableError) -> None:
+    key = (transform, error.explanation)
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(
+        f"Transform {transform!r} cannot be hashed: {error.explanation}. Its result gets a "
+        "random fingerprint, so it is recomputed every time and never reused from the cache. "
+        "To fix this, make that object picklable (or hold it in a global created inside "
+        "the function), or pass new_fingerprint=... to the transform.",
+        UnhashableTransformWarning,
+        stacklevel=3,
+    )
