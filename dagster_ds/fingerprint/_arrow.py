@@ -96,6 +96,9 @@ def _hashable_type(arrow_type: pa.DataType) -> pa.DataType:
         return _hashable_type(arrow_type.value_type)
     if isinstance(arrow_type, pa.RunEndEncodedType):
         return _hashable_type(arrow_type.value_type)
+    if isinstance(arrow_type, pa.MapType):
+        entries = pa.struct([arrow_type.key_field, arrow_type.item_field])
+        return pa.list_(pa.field("entries", entries, nullable=False))
     if pa.types.is_string_view(arrow_type):
         return pa.large_string()
     if pa.types.is_binary_view(arrow_type):
@@ -124,10 +127,6 @@ def _normalise_array(array: pa.Array) -> pa.Array:
 def _child_types(arrow_type: pa.DataType) -> list[pa.DataType]:
     if pa.types.is_struct(arrow_type):
         return [arrow_type.field(i).type for i in range(arrow_type.num_fields)]
-    if pa.types.is_map(arrow_type):
-        return [
-            pa.struct([pa.field("key", arrow_type.key_type), arrow_type.item_field])  # type: ignore[attr-defined]
-        ]
     if _is_list_like(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
         return [arrow_type.value_type]  # type: ignore[attr-defined]
     return []
@@ -143,11 +142,7 @@ def _is_binary_like(arrow_type: pa.DataType) -> bool:
 
 
 def _is_list_like(arrow_type: pa.DataType) -> bool:
-    return (
-        pa.types.is_list(arrow_type)
-        or pa.types.is_large_list(arrow_type)
-        or pa.types.is_map(arrow_type)
-    )
+    return pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
 
 
 def _has_fixed_width(arrow_type: pa.DataType) -> bool:

@@ -1,9 +1,12 @@
 """Normalised code objects and the global names a function reads."""
 
 from __future__ import annotations
+import __future__
 
 import dis
 import functools
+import inspect
+import operator
 from types import CodeType
 
 # Attributes that identify what code does. File names, line tables, first line
@@ -38,8 +41,24 @@ def code_fields(code: CodeType) -> tuple[object, ...]:
         ("code", code_fields(const)) if isinstance(const, CodeType) else const
         for const in code.co_consts
     )
-    own = tuple(getattr(code, name, None) for name in _CODE_ATTRIBUTES)
+    own = tuple(
+        _flags(code) if name == "co_flags" else getattr(code, name, None)
+        for name in _CODE_ATTRIBUTES
+    )
     return (*own, constants)
+
+
+# CO_NESTED only says where a function was defined (closures are hashed as
+# cells); __future__ flags are per-module compiler switches, not behaviour.
+_IGNORED_FLAGS = functools.reduce(
+    operator.or_,
+    (getattr(__future__, feature).compiler_flag for feature in __future__.all_feature_names),
+    inspect.CO_NESTED,
+)
+
+
+def _flags(code: CodeType) -> int:
+    return code.co_flags & ~_IGNORED_FLAGS
 
 
 @functools.lru_cache(maxsize=4096)

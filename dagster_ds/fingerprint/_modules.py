@@ -71,11 +71,11 @@ def module_origin(module_name: str) -> ModuleOrigin:
     installs) is the user's and is hashed by value.
     """
     module = sys.modules.get(module_name)
-    if module is None:
+    if module is None or module_name == "__main__":
         return ModuleOrigin("user")
     file = getattr(module, "__file__", None)
     if not file:
-        if module_name == "__main__" or hasattr(module, "__path__"):
+        if hasattr(module, "__path__"):
             return ModuleOrigin("user")
         return ModuleOrigin("builtin", f"python=={sys.version_info[0]}.{sys.version_info[1]}")
     path = _normalise(file)
