@@ -6,7 +6,6 @@ import __future__
 import dis
 import functools
 import inspect
-import operator
 from types import CodeType
 
 # Attributes that identify what code does. File names, line tables, first line
@@ -50,11 +49,14 @@ def code_fields(code: CodeType) -> tuple[object, ...]:
 
 # CO_NESTED only says where a function was defined (closures are hashed as
 # cells); __future__ flags are per-module compiler switches, not behaviour.
-_IGNORED_FLAGS = functools.reduce(
-    operator.or_,
-    (getattr(__future__, feature).compiler_flag for feature in __future__.all_feature_names),
-    inspect.CO_NESTED,
-)
+def _ignored_flags() -> int:
+    flags = inspect.CO_NESTED
+    for feature in __future__.all_feature_names:
+        flags |= int(getattr(__future__, feature).compiler_flag)
+    return flags
+
+
+_IGNORED_FLAGS = _ignored_flags()
 
 
 def _flags(code: CodeType) -> int:
