@@ -7,6 +7,7 @@ import decimal
 import itertools
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -129,3 +130,29 @@ def test_large_tables_hash_the_same_at_any_chunk_count(chunks: int) -> None:
     size = -(-rows // chunks)
     rechunked = pa.Table.from_batches(table.to_batches(max_chunksize=size))
     assert Hasher.hash(rechunked) == Hasher.hash(table)
+
+
+def _encodings() -> dict[str, tuple[pa.Array, pa.Array]]:
+    """Pairs of (encoded array, the same values in a plain layout)."""
+    texts = pa.array(["a", "bb", None, "a", "ccc"])
+    return {
+        "string_view": (texts.cast(pa.string_view()), texts.cast(pa.large_string())),
+        "run_end": (
+            pc.run_end_encode(pa.array([1, 1, 1, 2, 2])),  # pyright: ignore[reportAttributeAccessIssue]
+            pa.array([1, 1, 1, 2, 2]),
+        ),
+        "uuid": (
+            pa.ExtensionArray.from_storage(
+                pa.uuid(), pa.array([bytes(16), bytes([1]) * 16], pa.binary(16))
+            ),
+            pa.array([bytes(16), bytes([1]) * 16], pa.binary(16)),
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_encodings()))
+def test_encoded_arrays_hash_by_value_and_ignore_chunking(name: str) -> None:
+    encoded, plain = _encodings()[name]
+    assert Hasher.hash(encoded) == Hasher.hash(plain)
+    split = pa.chunked_array([encoded.slice(0, 1), encoded.slice(1)], encoded.type)
+    assert Hasher.hash(split) == Hasher.hash(encoded)
