@@ -165,8 +165,10 @@ def cast_primitive(array: pa.Array, target: pa.DataType, where: Where) -> pa.Arr
             array.slice(index, 1).cast(target, safe=True)
         except pa.ArrowInvalid as single:
             reason = str(single).split("\n")[0]
-        else:  # pragma: no cover - the failure depends on the values around it
-            reason = str(error).split("\n")[0]
+        else:  # not a per-value failure: report Arrow's reason without a row
+            raise type_error(
+                array, target, where, str(error).split("\n")[0], _hint(source, target, where.column)
+            ) from error
         raise value_error(
             array,
             index,
@@ -197,8 +199,10 @@ def _lossy(array: pa.Array, result: pa.Array, target: pa.DataType) -> pa.Array |
     types = pa.types
     numeric = types.is_integer(source) or types.is_floating(source) or types.is_decimal(source)
     if types.is_boolean(target) and numeric:
-        allowed = pa.array([0, 1]).cast(source)
-        return pc.and_(pc.is_valid(array), pc.invert(pc.is_in(array, value_set=allowed)))
+        # Decimals compare as floats: a decimal type may be too narrow to hold 1.
+        values = array.cast(pa.float64(), safe=False) if types.is_decimal(source) else array
+        allowed = pa.array([0, 1]).cast(values.type)
+        return pc.and_(pc.is_valid(values), pc.invert(pc.is_in(values, value_set=allowed)))
     if types.is_floating(source) and types.is_floating(target):
         if _FLOAT_WIDTH[str(target)] < _FLOAT_WIDTH[str(source)]:
             return pc.and_(pc.is_finite(array), pc.invert(pc.is_finite(result)))

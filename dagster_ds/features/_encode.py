@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from dagster_ds.errors import FeatureError
-from dagster_ds.features._types import ClassLabel, FeatureType, LargeList, List, Value
+from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
 
 
 def encode_nested(feature: FeatureType, value: Any) -> Any:
-    """``value`` with ClassLabel names as integers and Values coerced, at any depth.
+    """``value`` with ClassLabel names as integers, Json as text and Values coerced, at any depth.
 
     None stays None; a struct's missing fields become None.
     """
@@ -28,7 +28,7 @@ def encode_nested(feature: FeatureType, value: Any) -> Any:
         if _needs_encoding(item, items):
             return [encode_nested(item, element) for element in items]
         return items
-    if isinstance(feature, Value | ClassLabel):
+    if isinstance(feature, Value | ClassLabel | Json):
         return feature.encode_example(value)
     return value
 
@@ -38,7 +38,7 @@ def _needs_encoding(item: FeatureType, items: list[Any]) -> bool:
 
     As in the anchor, so that lists of plain values skip the per-item Python pass.
     """
-    if isinstance(item, ClassLabel | Mapping):
+    if isinstance(item, ClassLabel | Json | Mapping):  # the anchor only checks the first Json item
         return True
     first = next((element for element in items if element is not None), None)
     if first is None:

@@ -93,8 +93,8 @@ def feature_from_dict(obj: Any) -> FeatureType:
     legacy ``Sequence`` type (a sequence of a dict is a dict of lists).
 
     Raises:
-        FeatureError: an unknown ``_type``; ``UnsupportedFeatureError`` semantics are
-            left to the caller, which can recognise `ANCHOR_ONLY_TYPES`.
+        FeatureError: a malformed form or an unknown ``_type`` (callers recognise the
+            anchor's media and array types through `ANCHOR_ONLY_TYPES`).
     """
     if isinstance(obj, list):
         items: list[Any] = obj  # pyright: ignore[reportUnknownVariableType]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -364,6 +365,24 @@ class Json(_Reducible):
 
     def __call__(self) -> pa.DataType:
         return self.pa_type
+
+    def encode_example(self, value: Any) -> str | None:
+        """A Python value as JSON text; a string that already is JSON text is kept.
+
+        Example:
+            >>> Json().encode_example({"a": [1, 2]})
+            '{"a":[1,2]}'
+        """
+        if value is None:
+            return None
+        if isinstance(value, str):
+            try:
+                json.loads(value)
+            except ValueError:
+                pass
+            else:
+                return value
+        return json.dumps(value, separators=(",", ":"))
 
     def __repr__(self) -> str:
         return f"Json(decode={self.decode})"

@@ -178,3 +178,18 @@ def test_value_encode_example_matches_the_anchor() -> None:
         ("binary", b"x"),
     ]:
         assert Value(dtype).encode_example(value) == hf.Value(dtype).encode_example(value)
+
+
+def test_json_encode_example_matches_the_anchor() -> None:
+    example = {"j": {"a": [1, 2.5, "x"]}, "l": ['{"a": 1}'], "n": None}
+
+    def build(m: Any) -> Any:
+        return m.Features({"j": m.Json(), "l": m.List(m.Json()), "n": m.Json()})
+
+    assert build(ds).encode_example(example) == build(hf).encode_example(example)
+    # Unlike the anchor, every item of a list is encoded, not only when the first one changes.
+    assert build(ds).encode_example({"j": "x", "l": ["[1]", "plain", 3], "n": "null"}) == {
+        "j": '"x"',
+        "l": ["[1]", '"plain"', "3"],
+        "n": "null",
+    }
