@@ -153,7 +153,7 @@ def _cast(array: pa.Array, feature: FeatureType, where: Where) -> pa.Array:
         return _cast_list(array, feature, where)
     if isinstance(feature, ClassLabel):
         return _cast_class_label(array, feature, where)
-    if _is_nested(array.type):
+    if pa.types.is_nested(array.type):
         raise type_error(
             array,
             target,
@@ -163,10 +163,6 @@ def _cast(array: pa.Array, feature: FeatureType, where: Where) -> pa.Array:
         )
     assert isinstance(feature, Value)
     return cast_primitive(array, target, where)
-
-
-def _is_nested(kind: pa.DataType) -> bool:
-    return pa.types.is_nested(kind)
 
 
 def _cast_struct(
@@ -255,7 +251,7 @@ def _cast_class_label(array: pa.Array, label: ClassLabel, where: Where) -> pa.Ar
                 "Use ClassLabel names that include it, or map the column first.",
             )
         return labels
-    if _is_nested(kind):
+    if pa.types.is_nested(kind):
         raise type_error(array, label, where, "nested data is not a label", "Map the column first.")
     labels = cast_primitive(array, pa.int64(), where)
     bad = first_true(pc.or_(pc.less(labels, -1), pc.greater_equal(labels, label.num_classes)))
