@@ -4,10 +4,20 @@ Importing this package is light: it imports neither dagster nor huggingface_hub.
 Dagster integration lives in `dagster_ds.orchestration`.
 """
 
+from dagster_ds.errors import CastError as CastError
+from dagster_ds.errors import ClassLabelError as ClassLabelError
+from dagster_ds.errors import ColumnMismatchError as ColumnMismatchError
 from dagster_ds.errors import DagsterDsError as DagsterDsError
 from dagster_ds.errors import DagsterDsWarning as DagsterDsWarning
+from dagster_ds.errors import FeatureError as FeatureError
 from dagster_ds.errors import UnhashableError as UnhashableError
 from dagster_ds.errors import UnhashableTransformWarning as UnhashableTransformWarning
+from dagster_ds.errors import UnsupportedFeatureWarning as UnsupportedFeatureWarning
+from dagster_ds.features import ClassLabel as ClassLabel
+from dagster_ds.features import Features as Features
+from dagster_ds.features import List as List
+from dagster_ds.features import Sequence as Sequence
+from dagster_ds.features import Value as Value
 from dagster_ds.fingerprint import Hasher as Hasher
 from dagster_ds.fingerprint import explain as explain
 from dagster_ds.fingerprint import generate_random_fingerprint as generate_random_fingerprint
@@ -16,11 +26,21 @@ from dagster_ds.fingerprint import update_fingerprint as update_fingerprint
 __version__ = "0.1.0"
 
 __all__ = [
+    "CastError",
+    "ClassLabel",
+    "ClassLabelError",
+    "ColumnMismatchError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "FeatureError",
+    "Features",
     "Hasher",
+    "List",
+    "Sequence",
     "UnhashableError",
     "UnhashableTransformWarning",
+    "UnsupportedFeatureWarning",
+    "Value",
     "explain",
     "generate_random_fingerprint",
     "update_fingerprint",

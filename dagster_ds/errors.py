@@ -5,10 +5,15 @@ Where callers reasonably expect a builtin (``except TypeError``), the subclass
 inherits that builtin too::
 
     DagsterDsError
-    └── UnhashableError (TypeError)     an object cannot be fingerprinted
+    ├── UnhashableError (TypeError)     an object cannot be fingerprinted
+    ├── FeatureError (ValueError)       a feature type is malformed or not supported
+    │   └── ClassLabelError             a label name or integer is not in a ClassLabel
+    └── CastError (ValueError)          data cannot be cast to features without loss
+        └── ColumnMismatchError         the column names differ from the features'
 
     DagsterDsWarning (UserWarning)
-    └── UnhashableTransformWarning      a transform got a random fingerprint
+    ├── UnhashableTransformWarning      a transform got a random fingerprint
+    └── UnsupportedFeatureWarning       stored features hold a type we do not model
 
 Messages say what failed, show the offending value, and say how to fix it.
 """
@@ -16,10 +21,15 @@ Messages say what failed, show the offending value, and say how to fix it.
 from __future__ import annotations
 
 __all__ = [
+    "CastError",
+    "ClassLabelError",
+    "ColumnMismatchError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "FeatureError",
     "UnhashableError",
     "UnhashableTransformWarning",
+    "UnsupportedFeatureWarning",
 ]
 
 
@@ -50,9 +60,72 @@ class UnhashableError(DagsterDsError, TypeError):
         return f"{where}: {self.reason}"
 
 
+class FeatureError(DagsterDsError, ValueError):
+    """A feature type is malformed (a bad dtype string) or not supported."""
+
+
+class ClassLabelError(FeatureError):
+    """A label name or integer is not one of a `ClassLabel`'s classes."""
+
+
+class CastError(DagsterDsError, ValueError):
+    """Data cannot be cast to the requested features without losing information.
+
+    It is raised when the types cannot be converted at all (a list to an integer)
+    and when one value cannot be converted without loss (``2`` to ``bool``); the
+    message then names the first offending row and its value.
+
+    Attributes:
+        column: The column, with the path inside it for nested data
+            (``"answers.text[]"``); None when the whole table is concerned.
+        source: The Arrow type of the data, as a string.
+        target: The requested type, as a string.
+        row: The index of the first offending row, or None for a type-level failure.
+        value: The offending value (None for a type-level failure).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        column: str | None = None,
+        source: str | None = None,
+        target: str | None = None,
+        row: int | None = None,
+        value: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.column = column
+        self.source = source
+        self.target = target
+        self.row = row
+        self.value = value
+
+
+class ColumnMismatchError(CastError):
+    """The data's column names differ from the features' column names.
+
+    Attributes:
+        missing: Columns the features define and the data lacks.
+        extra: Columns the data has and the features do not define.
+    """
+
+    def __init__(self, message: str, *, missing: list[str], extra: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+        self.extra = extra
+
+
 class DagsterDsWarning(UserWarning):
     """Base class of every warning emitted by dagster_ds."""
 
 
 class UnhashableTransformWarning(DagsterDsWarning):
     """A transform could not be hashed, so its result gets a random fingerprint."""
+
+
+class UnsupportedFeatureWarning(DagsterDsWarning):
+    """Stored features name a type dagster_ds does not model (e.g. ``Image``).
+
+    The column's feature is then inferred from its Arrow type instead.
+    """
