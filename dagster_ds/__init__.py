@@ -4,12 +4,21 @@ Importing this package is light: it imports neither dagster nor huggingface_hub.
 Dagster integration lives in `dagster_ds.orchestration`.
 """
 
+from dagster_ds.arrow import Column as Column
+from dagster_ds.arrow import Dataset as Dataset
+from dagster_ds.arrow import DatasetDict as DatasetDict
 from dagster_ds.errors import CastError as CastError
 from dagster_ds.errors import ClassLabelError as ClassLabelError
 from dagster_ds.errors import ColumnMismatchError as ColumnMismatchError
+from dagster_ds.errors import ColumnNotFoundError as ColumnNotFoundError
 from dagster_ds.errors import DagsterDsError as DagsterDsError
 from dagster_ds.errors import DagsterDsWarning as DagsterDsWarning
+from dagster_ds.errors import DuplicateColumnError as DuplicateColumnError
 from dagster_ds.errors import FeatureError as FeatureError
+from dagster_ds.errors import InvalidArgumentError as InvalidArgumentError
+from dagster_ds.errors import InvalidFingerprintError as InvalidFingerprintError
+from dagster_ds.errors import NotASavedDatasetError as NotASavedDatasetError
+from dagster_ds.errors import TransformOutputError as TransformOutputError
 from dagster_ds.errors import UnhashableError as UnhashableError
 from dagster_ds.errors import UnhashableTransformWarning as UnhashableTransformWarning
 from dagster_ds.errors import UnsupportedFeatureWarning as UnsupportedFeatureWarning
@@ -29,14 +38,23 @@ __all__ = [
     "CastError",
     "ClassLabel",
     "ClassLabelError",
+    "Column",
     "ColumnMismatchError",
+    "ColumnNotFoundError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "Dataset",
+    "DatasetDict",
+    "DuplicateColumnError",
     "FeatureError",
     "Features",
     "Hasher",
+    "InvalidArgumentError",
+    "InvalidFingerprintError",
     "List",
+    "NotASavedDatasetError",
     "Sequence",
+    "TransformOutputError",
     "UnhashableError",
     "UnhashableTransformWarning",
     "UnsupportedFeatureWarning",

@@ -8,8 +8,14 @@ inherits that builtin too::
     ├── UnhashableError (TypeError)     an object cannot be fingerprinted
     ├── FeatureError (ValueError)       a feature type is malformed or not supported
     │   └── ClassLabelError             a label name or integer is not in a ClassLabel
-    └── CastError (ValueError)          data cannot be cast to features without loss
-        └── ColumnMismatchError         the column names differ from the features'
+    ├── CastError (ValueError)          data cannot be cast to features without loss
+    │   └── ColumnMismatchError         the column names differ from the features'
+    ├── ColumnNotFoundError (KeyError)  a transform names a column the dataset lacks
+    ├── DuplicateColumnError (ValueError)  two columns would share a name
+    ├── InvalidArgumentError (ValueError)  an argument's value cannot work
+    ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
+    ├── TransformOutputError (ValueError)  a map/filter function returned unusable output
+    └── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
 
     DagsterDsWarning (UserWarning)
     ├── UnhashableTransformWarning      a transform got a random fingerprint
@@ -24,9 +30,15 @@ __all__ = [
     "CastError",
     "ClassLabelError",
     "ColumnMismatchError",
+    "ColumnNotFoundError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "DuplicateColumnError",
     "FeatureError",
+    "InvalidArgumentError",
+    "InvalidFingerprintError",
+    "NotASavedDatasetError",
+    "TransformOutputError",
     "UnhashableError",
     "UnhashableTransformWarning",
     "UnsupportedFeatureWarning",
@@ -114,6 +126,33 @@ class ColumnMismatchError(CastError):
         super().__init__(message)
         self.missing = missing
         self.extra = extra
+
+
+class ColumnNotFoundError(DagsterDsError, KeyError):
+    """A transform names a column the dataset does not have."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateColumnError(DagsterDsError, ValueError):
+    """A transform would give two columns the same name."""
+
+
+class InvalidArgumentError(DagsterDsError, ValueError):
+    """An argument's value cannot work (a size out of range, conflicting options)."""
+
+
+class InvalidFingerprintError(DagsterDsError, ValueError):
+    """A fingerprint is not 32 lowercase hexadecimal characters."""
+
+
+class TransformOutputError(DagsterDsError, ValueError):
+    """A map or filter function returned output that cannot become a dataset."""
+
+
+class NotASavedDatasetError(DagsterDsError, FileNotFoundError):
+    """load_from_disk found no dataset saved by save_to_disk at a path."""
 
 
 class DagsterDsWarning(UserWarning):

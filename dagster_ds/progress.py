@@ -15,7 +15,12 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["are_progress_bars_disabled", "disable_progress_bars", "enable_progress_bars", "progress_bar"]
+__all__ = [
+    "are_progress_bars_disabled",
+    "disable_progress_bars",
+    "enable_progress_bars",
+    "progress_bar",
+]
 
 
 class _ProgressSwitch:
@@ -23,7 +28,11 @@ class _ProgressSwitch:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._enabled = os.environ.get("DAGSTER_DS_DISABLE_PROGRESS_BARS", "").lower() not in ("1", "true", "yes")
+        self._enabled = os.environ.get("DAGSTER_DS_DISABLE_PROGRESS_BARS", "").lower() not in (
+            "1",
+            "true",
+            "yes",
+        )
 
     @property
     def enabled(self) -> bool:
@@ -70,6 +79,6 @@ def progress_bar(total: int | None, desc: str, unit: str = " examples") -> Any:
     """A tqdm bar on a terminal when bars are enabled, otherwise an object that does nothing."""
     if not _SWITCH.enabled or not sys.stderr.isatty():
         return _NoProgress()
-    from tqdm.auto import tqdm  # noqa: PLC0415 - only needed on a terminal
+    from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, leave=False)

@@ -38,7 +38,9 @@ class Column(Sequence[Any]):
     def __getitem__(self, key: int | slice | Sequence[int]) -> Any:
         rows = self._dataset._read(key)  # pyright: ignore[reportPrivateUsage]
         if isinstance(key, int):
-            return self._dataset._output_format.row(rows.select([self.column_name]))[self.column_name]  # pyright: ignore[reportPrivateUsage]
+            return self._dataset._output_format.row(rows.select([self.column_name]))[
+                self.column_name
+            ]  # pyright: ignore[reportPrivateUsage]
         return self._dataset._output_format.column(rows, self.column_name)  # pyright: ignore[reportPrivateUsage]
 
     def __iter__(self) -> Iterator[Any]:

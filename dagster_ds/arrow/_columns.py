@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 _CAST_BATCH = 10_000
 
 
-def rename_columns(dataset: Dataset, mapping: Mapping[str, str], new_fingerprint: str | None) -> Dataset:
+def rename_columns(
+    dataset: Dataset, mapping: Mapping[str, str], new_fingerprint: str | None
+) -> Dataset:
     """Rename columns; a zero-copy change of the schema."""
     dataset._require_columns(mapping, "rename_columns")  # pyright: ignore[reportPrivateUsage]
     names = [mapping.get(name, name) for name in dataset.column_names]
@@ -50,18 +52,26 @@ def select_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str 
 
 
 def add_column(
-    dataset: Dataset, name: str, column: Sequence[Any] | pa.Array, feature: FeatureType | None, new_fingerprint: str | None
+    dataset: Dataset,
+    name: str,
+    column: Sequence[Any] | pa.Array,
+    feature: FeatureType | None,
+    new_fingerprint: str | None,
 ) -> Dataset:
     """Append a column with one value per row (the indices mapping is flattened first)."""
     if name in dataset.column_names:
-        raise DuplicateColumnError(f"add_column: the dataset already has a column {name!r}; rename or remove it first.")
+        raise DuplicateColumnError(
+            f"add_column: the dataset already has a column {name!r}; rename or remove it first."
+        )
     if len(column) != len(dataset):
         raise InvalidArgumentError(
             f"add_column({name!r}): got {len(column)} values for a dataset of {len(dataset)} rows."
         )
     source = dataset.flatten_indices() if dataset._indices is not None else dataset  # pyright: ignore[reportPrivateUsage]
     array = column if isinstance(column, pa.Array | pa.ChunkedArray) else pa.array(list(column))
-    transform = plan(source, "add_column", {"name": name, "column": array, "feature": feature}, new_fingerprint)
+    transform = plan(
+        source, "add_column", {"name": name, "column": array, "feature": feature}, new_fingerprint
+    )
     table = source.data.append_column(name, array)
     features = Features({**source.features, name: feature}) if feature is not None else None
     if features is not None:
@@ -90,4 +100,10 @@ def cast_dataset(
         if not wrote:
             sink.write(features.arrow_schema.empty_table())
 
-    return table_result(dataset, transform, write, lambda _schema: features, load_from_cache_file=load_from_cache_file)
+    return table_result(
+        dataset,
+        transform,
+        write,
+        lambda _schema: features,
+        load_from_cache_file=load_from_cache_file,
+    )

@@ -97,7 +97,9 @@ class Dataset:
         names: dict[str, None] = {}
         for row in mapping:
             names.update(dict.fromkeys(row))
-        return cls.from_dict({name: [row.get(name) for row in mapping] for name in names}, features, split)
+        return cls.from_dict(
+            {name: [row.get(name) for row in mapping] for name in names}, features, split
+        )
 
     @classmethod
     def from_pandas(
@@ -134,9 +136,11 @@ class Dataset:
             >>> Dataset.from_generator(rows, gen_kwargs={"n": 3}).num_rows
             3
         """
-        from dagster_ds.arrow._sources import dataset_from_generator  # noqa: PLC0415
+        from dagster_ds.arrow._sources import dataset_from_generator
 
-        return dataset_from_generator(cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size)
+        return dataset_from_generator(
+            cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size
+        )
 
     @classmethod
     def _derived(
@@ -153,7 +157,9 @@ class Dataset:
         dataset = cls.__new__(cls)
         dataset._data = data
         dataset._indices = indices
-        dataset._features = features or (parent._features if parent else Features.from_arrow_schema(data.schema))
+        dataset._features = features or (
+            parent._features if parent else Features.from_arrow_schema(data.schema)
+        )
         dataset._split = parent._split if parent else None
         dataset._fingerprint = fingerprint
         dataset._output_format = parent._output_format if parent else OutputFormat()
@@ -211,7 +217,9 @@ class Dataset:
     @property
     def cache_files(self) -> list[dict[str, str]]:
         """The cache entries that back this dataset's data and indices."""
-        return [{"filename": entry.url, "fingerprint": entry.fingerprint} for entry in self._entries]
+        return [
+            {"filename": entry.url, "fingerprint": entry.fingerprint} for entry in self._entries
+        ]
 
     @property
     def lineage(self) -> tuple[LineageStep, ...]:
@@ -286,9 +294,15 @@ class Dataset:
             positions = pa.array(range(start, stop, step), pa.int64())
         else:
             positions = pa.array(list(key), pa.int64())
-            if len(positions) and (min(positions.to_pylist()) < -size or max(positions.to_pylist()) >= size):
-                raise IndexError(f"Indices {list(key)[:10]} are out of range for a dataset of {size} rows.")
-            positions = pa.array([p + size if p < 0 else p for p in positions.to_pylist()], pa.int64())
+            if len(positions) and (
+                min(positions.to_pylist()) < -size or max(positions.to_pylist()) >= size
+            ):
+                raise IndexError(
+                    f"Indices {list(key)[:10]} are out of range for a dataset of {size} rows."
+                )
+            positions = pa.array(
+                [p + size if p < 0 else p for p in positions.to_pylist()], pa.int64()
+            )
         physical = self._indices.take(positions) if self._indices is not None else positions
         return self._data.take(physical)
 
@@ -312,7 +326,7 @@ class Dataset:
 
     def with_format(
         self,
-        type: str | None = None,  # noqa: A002 - the anchor's argument name
+        type: str | None = None,
         columns: Sequence[str] | None = None,
         output_all_columns: bool = False,
         **format_kwargs: Any,
@@ -331,13 +345,15 @@ class Dataset:
         if output_format.columns is not None:
             self._require_columns(output_format.columns, "with_format(columns=...)")
         fingerprint = update_fingerprint(self._fingerprint, "set_format", output_format.as_dict())
-        dataset = Dataset._derived(self, data=self._data, indices=self._indices, fingerprint=fingerprint)
+        dataset = Dataset._derived(
+            self, data=self._data, indices=self._indices, fingerprint=fingerprint
+        )
         dataset._output_format = output_format
         return dataset
 
     def set_format(
         self,
-        type: str | None = None,  # noqa: A002 - the anchor's argument name
+        type: str | None = None,
         columns: Sequence[str] | None = None,
         output_all_columns: bool = False,
         **format_kwargs: Any,
@@ -387,7 +403,7 @@ class Dataset:
             >>> ds.map(lambda x: {"a": x["a"] + 1})["a"][:]
             [2, 3]
         """
-        from dagster_ds.arrow._map import MapSpec, map_dataset  # noqa: PLC0415
+        from dagster_ds.arrow._map import MapSpec, map_dataset
 
         del keep_in_memory, cache_file_name, disable_nullable
         spec = MapSpec(
@@ -433,7 +449,7 @@ class Dataset:
             >>> Dataset.from_dict({"a": [1, 2, 3]}).filter(lambda x: x["a"] > 1)["a"][:]
             [2, 3]
         """
-        from dagster_ds.arrow._filter import filter_dataset  # noqa: PLC0415
+        from dagster_ds.arrow._filter import filter_dataset
 
         del keep_in_memory, cache_file_name, writer_batch_size, num_proc
         return filter_dataset(
@@ -463,7 +479,7 @@ class Dataset:
             >>> Dataset.from_dict({"a": [1, 2, 3]}).select([2, 0])["a"][:]
             [3, 1]
         """
-        from dagster_ds.arrow._indices import select_rows  # noqa: PLC0415
+        from dagster_ds.arrow._indices import select_rows
 
         del keep_in_memory, indices_cache_file_name, writer_batch_size
         rows = indices if isinstance(indices, range | pa.Array) else list(indices)
@@ -485,10 +501,12 @@ class Dataset:
             >>> sorted(Dataset.from_dict({"a": [1, 2, 3]}).shuffle(seed=0)["a"][:])
             [1, 2, 3]
         """
-        from dagster_ds.arrow._indices import shuffle_rows  # noqa: PLC0415
+        from dagster_ds.arrow._indices import shuffle_rows
 
         del keep_in_memory, indices_cache_file_name, writer_batch_size
-        return shuffle_rows(self, seed, generator, load_from_cache_file is not False, new_fingerprint)
+        return shuffle_rows(
+            self, seed, generator, load_from_cache_file is not False, new_fingerprint
+        )
 
     def sort(
         self,
@@ -507,10 +525,17 @@ class Dataset:
             >>> Dataset.from_dict({"a": [2, 1]}).sort("a")["a"][:]
             [1, 2]
         """
-        from dagster_ds.arrow._indices import sort_rows  # noqa: PLC0415
+        from dagster_ds.arrow._indices import sort_rows
 
         del keep_in_memory, indices_cache_file_name, writer_batch_size
-        return sort_rows(self, column_names, reverse, null_placement, load_from_cache_file is not False, new_fingerprint)
+        return sort_rows(
+            self,
+            column_names,
+            reverse,
+            null_placement,
+            load_from_cache_file is not False,
+            new_fingerprint,
+        )
 
     def train_test_split(
         self,
@@ -523,12 +548,13 @@ class Dataset:
         """Two splits, ``train`` and ``test``, shuffled first unless ``shuffle=False``.
 
         Example:
-            >>> splits = Dataset.from_dict({"a": list(range(8))}).train_test_split(test_size=0.25, seed=1)
+            >>> ds = Dataset.from_dict({"a": list(range(8))})
+            >>> splits = ds.train_test_split(test_size=0.25, seed=1)
             >>> len(splits["train"]), len(splits["test"])
             (6, 2)
         """
-        from dagster_ds.arrow._dict import DatasetDict  # noqa: PLC0415
-        from dagster_ds.arrow._indices import train_test_split  # noqa: PLC0415
+        from dagster_ds.arrow._dict import DatasetDict
+        from dagster_ds.arrow._indices import train_test_split
 
         return DatasetDict(train_test_split(self, test_size, train_size, shuffle, seed, generator))
 
@@ -539,10 +565,12 @@ class Dataset:
             >>> Dataset.from_dict({"a": [0, 1, 2, 3]}).shard(2, 1)["a"][:]
             [2, 3]
         """
-        from dagster_ds.errors import InvalidArgumentError  # noqa: PLC0415
+        from dagster_ds.errors import InvalidArgumentError
 
         if not 0 <= index < num_shards:
-            raise InvalidArgumentError(f"shard: index={index} must lie in [0, num_shards={num_shards}).")
+            raise InvalidArgumentError(
+                f"shard: index={index} must lie in [0, num_shards={num_shards})."
+            )
         size = len(self)
         if contiguous:
             div, mod = divmod(size, num_shards)
@@ -550,14 +578,16 @@ class Dataset:
             return self.select(range(start, start + div + (1 if index < mod else 0)))
         return self.select(range(index, size, num_shards))
 
-    def flatten_indices(self, keep_in_memory: bool = False, new_fingerprint: str | None = None) -> Dataset:
+    def flatten_indices(
+        self, keep_in_memory: bool = False, new_fingerprint: str | None = None
+    ) -> Dataset:
         """Copy the rows an indices mapping points at into a table of their own.
 
         Example:
             >>> Dataset.from_dict({"a": [1, 2]}).select([1]).flatten_indices()["a"][:]
             [2]
         """
-        from dagster_ds.arrow._results import plan, table_result  # noqa: PLC0415
+        from dagster_ds.arrow._results import plan, table_result
 
         del keep_in_memory
         transform = plan(self, "flatten_indices", {}, new_fingerprint)
@@ -571,52 +601,64 @@ class Dataset:
 
         return table_result(self, transform, write, lambda _schema: features)
 
-    def rename_column(self, original_column_name: str, new_column_name: str, new_fingerprint: str | None = None) -> Dataset:
+    def rename_column(
+        self, original_column_name: str, new_column_name: str, new_fingerprint: str | None = None
+    ) -> Dataset:
         """The dataset with one column renamed (zero-copy).
 
         Example:
             >>> Dataset.from_dict({"a": [1]}).rename_column("a", "b").column_names
             ['b']
         """
-        from dagster_ds.arrow._columns import rename_columns  # noqa: PLC0415
+        from dagster_ds.arrow._columns import rename_columns
 
         return rename_columns(self, {original_column_name: new_column_name}, new_fingerprint)
 
-    def rename_columns(self, column_mapping: Mapping[str, str], new_fingerprint: str | None = None) -> Dataset:
+    def rename_columns(
+        self, column_mapping: Mapping[str, str], new_fingerprint: str | None = None
+    ) -> Dataset:
         """The dataset with columns renamed by ``{old: new}`` (zero-copy).
 
         Example:
             >>> Dataset.from_dict({"a": [1], "b": [2]}).rename_columns({"a": "x"}).column_names
             ['x', 'b']
         """
-        from dagster_ds.arrow._columns import rename_columns  # noqa: PLC0415
+        from dagster_ds.arrow._columns import rename_columns
 
         return rename_columns(self, column_mapping, new_fingerprint)
 
-    def remove_columns(self, column_names: str | Sequence[str], new_fingerprint: str | None = None) -> Dataset:
+    def remove_columns(
+        self, column_names: str | Sequence[str], new_fingerprint: str | None = None
+    ) -> Dataset:
         """The dataset without some columns (zero-copy).
 
         Example:
             >>> Dataset.from_dict({"a": [1], "b": [2]}).remove_columns("a").column_names
             ['b']
         """
-        from dagster_ds.arrow._columns import remove_columns  # noqa: PLC0415
+        from dagster_ds.arrow._columns import remove_columns
 
         return remove_columns(self, _names(column_names) or (), new_fingerprint)
 
-    def select_columns(self, column_names: str | Sequence[str], new_fingerprint: str | None = None) -> Dataset:
+    def select_columns(
+        self, column_names: str | Sequence[str], new_fingerprint: str | None = None
+    ) -> Dataset:
         """The dataset with only some columns, in the given order (zero-copy).
 
         Example:
             >>> Dataset.from_dict({"a": [1], "b": [2]}).select_columns(["b"]).column_names
             ['b']
         """
-        from dagster_ds.arrow._columns import select_columns  # noqa: PLC0415
+        from dagster_ds.arrow._columns import select_columns
 
         return select_columns(self, _names(column_names) or (), new_fingerprint)
 
     def add_column(
-        self, name: str, column: Sequence[Any] | pa.Array, new_fingerprint: str | None = None, feature: Any = None
+        self,
+        name: str,
+        column: Sequence[Any] | pa.Array,
+        new_fingerprint: str | None = None,
+        feature: Any = None,
     ) -> Dataset:
         """The dataset with one more column.
 
@@ -624,7 +666,7 @@ class Dataset:
             >>> Dataset.from_dict({"a": [1]}).add_column("b", ["x"])[0]
             {'a': 1, 'b': 'x'}
         """
-        from dagster_ds.arrow._columns import add_column  # noqa: PLC0415
+        from dagster_ds.arrow._columns import add_column
 
         return add_column(self, name, column, feature, new_fingerprint)
 
@@ -647,7 +689,7 @@ class Dataset:
             >>> ds["a"][:]
             [True, False]
         """
-        from dagster_ds.arrow._columns import cast_dataset  # noqa: PLC0415
+        from dagster_ds.arrow._columns import cast_dataset
 
         del batch_size, keep_in_memory, cache_file_name, writer_batch_size, num_proc
         return cast_dataset(self, features, load_from_cache_file is not False, new_fingerprint)
@@ -675,7 +717,7 @@ class Dataset:
         num_proc: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
     ) -> None:
-        """Save to a folder (or fsspec URL) that `load_from_disk` reads back with the same fingerprint.
+        """Save to a folder or fsspec URL; `load_from_disk` gives back the same fingerprint.
 
         The layout is the anchor's, writing is batch by batch (bounded memory),
         and atomic: an interrupted save leaves nothing loadable.
@@ -688,7 +730,7 @@ class Dataset:
             >>> Dataset.load_from_disk(folder).fingerprint == ds.fingerprint
             True
         """
-        from dagster_ds.arrow._disk import save_to_disk  # noqa: PLC0415
+        from dagster_ds.arrow._disk import save_to_disk
 
         del num_proc
         save_to_disk(self, str(dataset_path), max_shard_size, num_shards, storage_options)
@@ -709,7 +751,7 @@ class Dataset:
             >>> Dataset.load_from_disk(folder)["a"][:]
             [1]
         """
-        from dagster_ds.arrow._disk import load_from_disk  # noqa: PLC0415
+        from dagster_ds.arrow._disk import load_from_disk
 
         del keep_in_memory
         return load_from_disk(cls, str(dataset_path), storage_options)

@@ -19,7 +19,9 @@ class DatasetDict(dict[str, Dataset]):
     """
 
     def _each(self, method: str, *args: Any, **kwargs: Any) -> DatasetDict:
-        return DatasetDict({name: getattr(split, method)(*args, **kwargs) for name, split in self.items()})
+        return DatasetDict(
+            {name: getattr(split, method)(*args, **kwargs) for name, split in self.items()}
+        )
 
     @property
     def column_names(self) -> dict[str, list[str]]:

@@ -49,7 +49,9 @@ def save_to_disk(
     fs.makedirs(staging, exist_ok=True)
     try:
         names = _write_shards(dataset, fs, staging, shards)
-        _write_json(fs, posixpath.join(staging, INFO_FILE), {"features": dataset.features.to_dict()})
+        _write_json(
+            fs, posixpath.join(staging, INFO_FILE), {"features": dataset.features.to_dict()}
+        )
         _write_json(fs, posixpath.join(staging, STATE_FILE), _state(dataset, names))
         _publish(fs, staging, root)
     except BaseException:
@@ -57,7 +59,9 @@ def save_to_disk(
         raise
 
 
-def load_from_disk(cls: type[Dataset], path: str, storage_options: Mapping[str, Any] | None) -> Dataset:
+def load_from_disk(
+    cls: type[Dataset], path: str, storage_options: Mapping[str, Any] | None
+) -> Dataset:
     """The dataset saved under ``path``, memory-mapped when it is local."""
     fs, root = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
     root = root.rstrip("/")
@@ -74,7 +78,9 @@ def load_from_disk(cls: type[Dataset], path: str, storage_options: Mapping[str, 
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     if table.schema != features.arrow_schema:
         table = table.cast(features.arrow_schema)
-    dataset = cls._derived(None, data=table, indices=None, fingerprint=state["_fingerprint"], features=features)  # pyright: ignore[reportPrivateUsage]
+    dataset = cls._derived(
+        None, data=table, indices=None, fingerprint=state["_fingerprint"], features=features
+    )  # pyright: ignore[reportPrivateUsage]
     dataset._split = state.get("_split")  # pyright: ignore[reportPrivateUsage]
     dataset._output_format = OutputFormat.create(  # pyright: ignore[reportPrivateUsage]
         state.get("_format_type"),
@@ -97,7 +103,15 @@ def _shard_count(dataset: Dataset, max_shard_size: int | str | None) -> int:
 def _parse_size(size: int | str) -> int:
     if isinstance(size, int):
         return size
-    units = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+    units = {
+        "KB": 10**3,
+        "MB": 10**6,
+        "GB": 10**9,
+        "TB": 10**12,
+        "KIB": 2**10,
+        "MIB": 2**20,
+        "GIB": 2**30,
+    }
     text = size.strip().upper()
     for unit, factor in sorted(units.items(), key=lambda item: -len(item[0])):
         if text.endswith(unit):
@@ -112,7 +126,10 @@ def _write_shards(dataset: Dataset, fs: Any, folder: str, shards: int) -> list[s
     for index in range(shards):
         start, stop = size * index // shards, size * (index + 1) // shards
         name = f"data-{index:05d}-of-{shards:05d}.arrow"
-        with fs.open(posixpath.join(folder, name), "wb") as file, pa.ipc.new_stream(file, schema) as stream:
+        with (
+            fs.open(posixpath.join(folder, name), "wb") as file,
+            pa.ipc.new_stream(file, schema) as stream,
+        ):
             for offset in range(start, stop, _WRITE_BATCH):
                 table = dataset._read(slice(offset, min(offset + _WRITE_BATCH, stop)))  # pyright: ignore[reportPrivateUsage]
                 stream.write_table(table.cast(schema) if table.schema != schema else table)
@@ -151,6 +168,9 @@ def _publish(fs: Any, staging: str, root: str) -> None:
 
 
 def _read_shard(fs: Any, path: str) -> pa.Table:
-    if getattr(fs, "protocol", None) in ("file", ("file", "local")) or fs.__class__.__name__ == "LocalFileSystem":
+    if (
+        getattr(fs, "protocol", None) in ("file", ("file", "local"))
+        or fs.__class__.__name__ == "LocalFileSystem"
+    ):
         return pa.ipc.open_stream(pa.memory_map(path)).read_all()
     return pa.ipc.open_stream(pa.py_buffer(fs.cat_file(path))).read_all()

@@ -35,7 +35,11 @@ class TableSink:
     def write(self, data: pa.Table | pa.RecordBatch) -> None:
         if data.num_rows == 0 and self._ipc is not None:
             return
-        if self._ipc is None or data.schema != self._file_schema or self._file_bytes > _MAX_FILE_BYTES:
+        if (
+            self._ipc is None
+            or data.schema != self._file_schema
+            or self._file_bytes > _MAX_FILE_BYTES
+        ):
             self._open(data.schema)
         assert self._ipc is not None
         if isinstance(data, pa.Table):
@@ -101,6 +105,6 @@ def read_indices(entry: CacheEntry) -> pa.UInt64Array:
 
 
 def batches_of(table: pa.Table, batch_size: int) -> Iterable[pa.Table]:
-    """Consecutive zero-copy slices of ``table`` with ``batch_size`` rows (the last may be shorter)."""
+    """Zero-copy slices of ``table`` with ``batch_size`` rows each (the last may be shorter)."""
     for start in range(0, table.num_rows, batch_size):
         yield table.slice(start, batch_size)

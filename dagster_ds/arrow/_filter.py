@@ -57,7 +57,11 @@ def filter_dataset(
             mask = _as_mask(function(*call, **fn_kwargs), table.num_rows, where)
         else:
             plain = output_format == OutputFormat()
-            rows = inputs.to_pylist() if plain else [output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
+            rows = (
+                inputs.to_pylist()
+                if plain
+                else [output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
+            )
             verdicts = []
             for index, row in enumerate(rows):
                 call = [row] if columns is None else [row[c] for c in columns]

@@ -44,7 +44,7 @@ class OutputFormat:
     @classmethod
     def create(
         cls,
-        type: str | None = None,  # noqa: A002 - the anchor's argument name
+        type: str | None = None,
         columns: Sequence[str] | str | None = None,
         output_all_columns: bool = False,
         **kwargs: Any,
@@ -54,7 +54,12 @@ class OutputFormat:
             raise UnknownFormatError(f"Unknown format type {type!r}; use one of {known} or None.")
         if isinstance(columns, str):
             columns = [columns]
-        return cls(_ALIASES[type], tuple(columns) if columns is not None else None, output_all_columns, kwargs)
+        return cls(
+            _ALIASES[type],
+            tuple(columns) if columns is not None else None,
+            output_all_columns,
+            kwargs,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The anchor's ``Dataset.format`` dictionary."""
@@ -119,7 +124,7 @@ def _format_batch(table: pa.Table, kind: str, kwargs: Mapping[str, Any]) -> Any:
 
 
 def _to_numpy(column: pa.ChunkedArray) -> Any:
-    import numpy as np  # noqa: PLC0415 - numpy is optional for users who never ask for it
+    import numpy as np
 
     if pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type):
         values = column.to_pylist()

@@ -18,9 +18,15 @@ if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
 
 
-def select_rows(dataset: Dataset, indices: Sequence[int] | pa.Array, new_fingerprint: str | None) -> Dataset:
+def select_rows(
+    dataset: Dataset, indices: Sequence[int] | pa.Array, new_fingerprint: str | None
+) -> Dataset:
     """``dataset`` restricted to the rows at ``indices`` (see `Dataset.select`)."""
-    if isinstance(indices, range) and indices.step == 1 and 0 <= indices.start <= indices.stop <= len(dataset):
+    if (
+        isinstance(indices, range)
+        and indices.step == 1
+        and 0 <= indices.start <= indices.stop <= len(dataset)
+    ):
         return _select_range(dataset, indices, new_fingerprint)
     positions = indices if isinstance(indices, pa.Array) else pa.array(list(indices), pa.int64())
     size = len(dataset)
@@ -55,7 +61,7 @@ def shuffle_rows(
     new_fingerprint: str | None,
 ) -> Dataset:
     """``dataset`` in a random order (see `Dataset.shuffle`)."""
-    import numpy as np  # noqa: PLC0415 - numpy is only needed to shuffle
+    import numpy as np
 
     if seed is not None and generator is not None:
         raise InvalidArgumentError("shuffle: pass seed or generator, not both.")
@@ -84,9 +90,13 @@ def sort_rows(
     dataset._require_columns(names, "sort(column_names=...)")  # pyright: ignore[reportPrivateUsage]
     flags = [reverse] * len(names) if isinstance(reverse, bool) else list(reverse)
     if len(flags) != len(names):
-        raise InvalidArgumentError(f"sort: reverse has {len(flags)} values for {len(names)} columns.")
+        raise InvalidArgumentError(
+            f"sort: reverse has {len(flags)} values for {len(names)} columns."
+        )
     if null_placement not in ("at_start", "at_end", "first", "last"):
-        raise InvalidArgumentError(f"sort: null_placement={null_placement!r}; use 'at_start' or 'at_end'.")
+        raise InvalidArgumentError(
+            f"sort: null_placement={null_placement!r}; use 'at_start' or 'at_end'."
+        )
     placement = "at_start" if null_placement in ("at_start", "first") else "at_end"
     keys = [(n, "descending" if r else "ascending") for n, r in zip(names, flags, strict=True)]
     args = {"column_names": names, "reverse": flags, "null_placement": placement}
@@ -99,7 +109,9 @@ def sort_rows(
     return indices_result(dataset, transform, compute, load_from_cache_file=load_from_cache_file)
 
 
-def split_sizes(size: int, test_size: float | int | None, train_size: float | int | None) -> tuple[int, int]:
+def split_sizes(
+    size: int, test_size: float | int | None, train_size: float | int | None
+) -> tuple[int, int]:
     """The anchor's train/test sizes: a float is a fraction (test rounds up), an int a count."""
     if test_size is None and train_size is None:
         test_size = 0.25
@@ -135,11 +147,14 @@ def train_test_split(
     Without shuffling, train is the first rows and test the next ones; with
     shuffling, test is the start of a permutation and train what follows.
     """
-    import numpy as np  # noqa: PLC0415 - numpy is only needed to split
+    import numpy as np
 
     train, test = split_sizes(len(dataset), test_size, train_size)
     if not shuffle:
-        return {"train": dataset.select(range(train)), "test": dataset.select(range(train, train + test))}
+        return {
+            "train": dataset.select(range(train)),
+            "test": dataset.select(range(train, train + test)),
+        }
     if seed is not None and generator is not None:
         raise InvalidArgumentError("train_test_split: pass seed or generator, not both.")
     rng = generator if generator is not None else np.random.default_rng(seed)

@@ -22,7 +22,11 @@ class LineageStep:
 
     def to_dict(self) -> dict[str, Any]:
         """This step as JSON data."""
-        return {"transform": self.transform, "fingerprint": self.fingerprint, "parents": list(self.parents)}
+        return {
+            "transform": self.transform,
+            "fingerprint": self.fingerprint,
+            "parents": list(self.parents),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LineageStep:

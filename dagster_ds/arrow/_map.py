@@ -126,7 +126,9 @@ class _MapJob:
         size = len(self.dataset)
         bounds = [size * i // workers for i in range(workers + 1)]
         with tempfile.TemporaryDirectory(prefix="dagster_ds-map-") as folder:
-            shards = [(Path(folder) / f"shard-{i:05d}", bounds[i], bounds[i + 1]) for i in range(workers)]
+            shards = [
+                (Path(folder) / f"shard-{i:05d}", bounds[i], bounds[i + 1]) for i in range(workers)
+            ]
             context = multiprocessing.get_context("fork")
             _WORKER_JOB[os.getpid()] = self
             try:
@@ -161,7 +163,9 @@ class _MapJob:
         spec = self.spec
         assert spec.function is not None
         batch = self.output_format.batch(inputs)
-        args: list[Any] = [batch] if spec.input_columns is None else [batch[c] for c in spec.input_columns]
+        args: list[Any] = (
+            [batch] if spec.input_columns is None else [batch[c] for c in spec.input_columns]
+        )
         if spec.with_indices:
             args.append(list(range(offset, offset + inputs.num_rows)))
         return spec.function(*args, **spec.fn_kwargs)
@@ -176,7 +180,9 @@ class _MapJob:
         function, kwargs = spec.function, spec.fn_kwargs
         results: list[Any] = []
         for index, row in enumerate(rows):
-            args: list[Any] = [row] if spec.input_columns is None else [row[c] for c in spec.input_columns]
+            args: list[Any] = (
+                [row] if spec.input_columns is None else [row[c] for c in spec.input_columns]
+            )
             if spec.with_indices:
                 args.append(offset + index)
             results.append(function(*args, **kwargs))
@@ -192,7 +198,8 @@ class _MapJob:
             kept = [c for c in base.column_names if c not in output.column_names]
             if kept:
                 raise TransformOutputError(
-                    f"map returned {output.num_rows} rows for {table.num_rows} input rows ({where}), "
+                    f"map returned {output.num_rows} rows for {table.num_rows} input rows "
+                    f"({where}), "
                     f"so input columns {kept} cannot be kept. Pass remove_columns={kept} "
                     "(or dataset.column_names) to drop them, or return as many rows as you get."
                 )
@@ -239,7 +246,8 @@ def _rows_as_table(results: list[Any], offset: int) -> pa.Table | None:
     for index, result in enumerate(results):
         if not isinstance(result, Mapping):
             raise TransformOutputError(
-                f"map returned {type(result).__name__} ({_preview(result)}) for row {offset + index}; "
+                f"map returned {type(result).__name__} ({_preview(result)}) "
+                f"for row {offset + index}; "
                 "the function must return a dict of the columns to add or update, or None."
             )
         if keys is None:
@@ -258,7 +266,9 @@ def _from_columns(columns: Mapping[str, Any], where: str) -> pa.Table:
     arrays: dict[str, Any] = {}
     for name, values in columns.items():
         try:
-            arrays[str(name)] = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
+            arrays[str(name)] = (
+                values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
+            )
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
             raise TransformOutputError(
                 f"map returned values for column {name!r} ({where}) that do not fit one Arrow "
@@ -280,7 +290,7 @@ class _FolderWriter:
         self._folder = folder
 
     def open(self, name: str) -> io.BufferedIOBase:
-        return open(self._folder / name, "wb")  # noqa: SIM115 - TableSink closes it
+        return open(self._folder / name, "wb")
 
 
 # The job a forked worker runs, keyed by the pid of the parent that forked it:

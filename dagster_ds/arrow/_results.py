@@ -107,7 +107,7 @@ def table_result(
     ``features_for(schema)`` gives the result's features from the unified
     schema of everything written.
     """
-    from dagster_ds.arrow._dataset import Dataset  # noqa: PLC0415 - circular at import time
+    from dagster_ds.arrow._dataset import Dataset
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
         sink = TableSink(writer)
@@ -140,7 +140,7 @@ def indices_result(
     load_from_cache_file: bool = True,
 ) -> Dataset:
     """``parent`` seen through the logical positions ``compute()`` returns, cached."""
-    from dagster_ds.arrow._dataset import Dataset  # noqa: PLC0415 - circular at import time
+    from dagster_ds.arrow._dataset import Dataset
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
         positions = compute()
@@ -159,9 +159,11 @@ def indices_result(
     )
 
 
-def derived(parent: Dataset, transform: Transform, data: pa.Table, features: Features | None = None) -> Dataset:
+def derived(
+    parent: Dataset, transform: Transform, data: pa.Table, features: Features | None = None
+) -> Dataset:
     """A dataset computed cheaply from ``parent`` without the cache (renames, column selection)."""
-    from dagster_ds.arrow._dataset import Dataset  # noqa: PLC0415 - circular at import time
+    from dagster_ds.arrow._dataset import Dataset
 
     return Dataset._derived(  # pyright: ignore[reportPrivateUsage]
         parent,
@@ -171,4 +173,3 @@ def derived(parent: Dataset, transform: Transform, data: pa.Table, features: Fea
         features=features,
         step=transform.step(),
     )
-

@@ -29,7 +29,11 @@ def dataset_from_generator(
 ) -> Dataset:
     """Run ``generator(**gen_kwargs)`` once per fingerprint and cache the rows it yields."""
     del cls
-    args = {"generator": generator, "gen_kwargs": gen_kwargs, "features": features.to_dict() if features else None}
+    args = {
+        "generator": generator,
+        "gen_kwargs": gen_kwargs,
+        "features": features.to_dict() if features else None,
+    }
     fingerprint, tree = fingerprint_transform(_ROOT, "from_generator", args)
     transform = Transform("from_generator", (), fingerprint, tree)
 
@@ -38,7 +42,8 @@ def dataset_from_generator(
         for index, row in enumerate(generator(**gen_kwargs)):
             if not isinstance(row, Mapping):
                 raise TransformOutputError(
-                    f"from_generator: the generator yielded {type(row).__name__} as example {index}; "
+                    f"from_generator: the generator yielded {type(row).__name__} "
+                    f"as example {index}; "
                     "yield one dict per example."
                 )
             rows.append(row)

@@ -14,12 +14,12 @@ import warnings
 from pathlib import Path
 
 import pytest
+from dagster_ds.cache import CacheStore
 
 from dagster_ds import Dataset, UnhashableTransformWarning
-from dagster_ds.cache import CacheStore
 from tests.conftest import REPO_ROOT, RunPython
 
-PIPELINE = '''
+PIPELINE = """
 import json, os, sys
 from pathlib import Path
 from dagster_ds import Dataset
@@ -36,7 +36,7 @@ def run(rows=50, **kwargs):
     ds = Dataset.from_dict({"a": list(range(rows))})
     out = ds.map(add, **kwargs)
     return ds, out
-'''
+"""
 
 
 def _project(tmp_path: Path, pipeline: str = PIPELINE) -> Path:
@@ -61,7 +61,9 @@ def _calls(counter: Path) -> int:
     return len(counter.read_text()) if counter.exists() else 0
 
 
-def test_the_seed_example_has_two_fingerprints_that_every_process_agrees_on(run_python: RunPython) -> None:
+def test_the_seed_example_has_two_fingerprints_that_every_process_agrees_on(
+    run_python: RunPython,
+) -> None:
     source = """
         from dagster_ds import Dataset
         dataset1 = Dataset.from_dict({"a": [1, 2, 3]})
@@ -95,7 +97,9 @@ def test_changing_the_function_a_global_or_an_argument_recomputes(
     assert other_global["fp"] != base["fp"]
     assert other_global["b"][0] == 2
     assert _calls(counter) == 100
-    _project(tmp_path, PIPELINE.replace('{"b": example["a"] + OFFSET}', '{"b": example["a"] - OFFSET}'))
+    _project(
+        tmp_path, PIPELINE.replace('{"b": example["a"] + OFFSET}', '{"b": example["a"] - OFFSET}')
+    )
     edited = _run_pipeline(run_python, project, counter)
     assert edited["fp"] != base["fp"]
     assert _calls(counter) == 150
@@ -141,8 +145,8 @@ def test_with_caching_disabled_results_live_in_a_temporary_folder_removed_at_exi
         disable_caching()
         _, first = pipeline.run()
         _, second = pipeline.run()
-        print(json.dumps({"fps": [first.fingerprint, second.fingerprint],
-                          "files": [first.cache_files[0]["filename"], second.cache_files[0]["filename"]]}))
+        files = [first.cache_files[0]["filename"], second.cache_files[0]["filename"]]
+        print(json.dumps({"fps": [first.fingerprint, second.fingerprint], "files": files}))
         """,
         path=[project],
         env={"COUNTER": str(counter)},
@@ -159,10 +163,18 @@ def test_with_caching_disabled_results_live_in_a_temporary_folder_removed_at_exi
 
 def test_four_processes_compute_an_expensive_map_once(tmp_path: Path) -> None:
     project, counter = _project(tmp_path), tmp_path / "calls"
-    script = "import json, pipeline\n_, out = pipeline.run(rows=400)\nprint(json.dumps(out['b'][:]))\n"
+    script = (
+        "import json, pipeline\n_, out = pipeline.run(rows=400)\nprint(json.dumps(out['b'][:]))\n"
+    )
     env = {**os.environ, "COUNTER": str(counter), "PYTHONPATH": f"{project}{os.pathsep}{REPO_ROOT}"}
     processes = [
-        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
     outputs = [process.communicate(timeout=120) for process in processes]
@@ -172,7 +184,9 @@ def test_four_processes_compute_an_expensive_map_once(tmp_path: Path) -> None:
     assert _calls(counter) == 400
 
 
-def test_a_corrupted_cache_file_is_detected_and_recomputed(run_python: RunPython, tmp_path: Path) -> None:
+def test_a_corrupted_cache_file_is_detected_and_recomputed(
+    run_python: RunPython, tmp_path: Path
+) -> None:
     project, counter = _project(tmp_path), tmp_path / "calls"
     first = _run_pipeline(run_python, project, counter)
     entry = CacheStore().lookup(first["fp"])
@@ -200,7 +214,9 @@ def test_a_corrupted_cache_file_is_detected_and_recomputed(run_python: RunPython
 
 
 @pytest.mark.slow
-def test_killing_a_writer_at_random_moments_never_leaves_a_loadable_partial_result(tmp_path: Path) -> None:
+def test_killing_a_writer_at_random_moments_never_leaves_a_loadable_partial_result(
+    tmp_path: Path,
+) -> None:
     script = textwrap.dedent(
         """
         import sys
@@ -216,13 +232,26 @@ def test_killing_a_writer_at_random_moments_never_leaves_a_loadable_partial_resu
     rng = random.Random(20261129)
     fingerprints = set()
     for _ in range(20):
-        process = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-c", script],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(rng.uniform(0.3, 2.0))
         process.send_signal(signal.SIGKILL)
         stdout, _ = process.communicate()
         if stdout.strip():
             fingerprints.add(stdout.strip())
-        check = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False)
+        check = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert check.returncode == 0, check.stderr
         fingerprints.add(check.stdout.strip())
         CacheStore().remove(check.stdout.strip(), force=True)

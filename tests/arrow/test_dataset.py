@@ -68,7 +68,9 @@ def test_getitem(ds: Dataset) -> None:
 def test_bad_access_names_what_is_wrong(ds: Dataset) -> None:
     with pytest.raises(IndexError, match="Index 4 is out of range for a dataset of 4 rows"):
         ds[4]
-    with pytest.raises(ColumnNotFoundError, match=r"\['txt'\] not in the dataset; its columns are \['id', 'text'\]"):
+    with pytest.raises(
+        ColumnNotFoundError, match=r"\['txt'\] not in the dataset; its columns are \['id', 'text'\]"
+    ):
         ds["txt"]
     with pytest.raises(KeyError):
         ds["txt"]

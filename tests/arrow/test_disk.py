@@ -19,7 +19,8 @@ FEATURES = Features({"label": ClassLabel(names=["no", "yes"]), "text": Value("st
 
 def _dataset(rows: int = 20) -> Dataset:
     return Dataset.from_dict(
-        {"label": [i % 2 for i in range(rows)], "text": [f"row {i}" for i in range(rows)]}, features=FEATURES
+        {"label": [i % 2 for i in range(rows)], "text": [f"row {i}" for i in range(rows)]},
+        features=FEATURES,
     )
 
 
@@ -35,7 +36,9 @@ def test_round_trip_keeps_rows_features_format_and_fingerprint(tmp_path: Path) -
     assert [step.transform for step in loaded.lineage] == ["filter", "set_format"]
 
 
-def test_the_anchor_reads_what_we_save_and_we_read_what_it_saves(tmp_path: Path, monkeypatch) -> None:
+def test_the_anchor_reads_what_we_save_and_we_read_what_it_saves(
+    tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf"))
     ours = _dataset()
     ours.save_to_disk(str(tmp_path / "ours"))
@@ -66,11 +69,14 @@ def test_an_interrupted_save_leaves_nothing_loadable(tmp_path: Path) -> None:
         f"Dataset.from_dict({{'a': list(range(1000))}}).save_to_disk({str(target)!r})\n"
     )
     completed = subprocess.run(
-        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True, check=False
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        check=False,
     )
     assert completed.returncode == -9
     assert not target.exists()
-    with pytest.raises(NotASavedDatasetError, match="state.json is missing"):
+    with pytest.raises(NotASavedDatasetError, match=r"state\.json is missing"):
         Dataset.load_from_disk(str(target))
 
 

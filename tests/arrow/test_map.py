@@ -37,7 +37,9 @@ def test_batched_map_can_change_the_number_of_rows(ds: Dataset) -> None:
 
 
 def test_with_indices_input_columns_and_fn_kwargs(ds: Dataset) -> None:
-    out = ds.map(lambda a, i, k: {"b": a + i * k}, with_indices=True, input_columns="a", fn_kwargs={"k": 100})
+    out = ds.map(
+        lambda a, i, k: {"b": a + i * k}, with_indices=True, input_columns="a", fn_kwargs={"k": 100}
+    )
     assert out["b"][:3] == [0, 101, 202]
     batched = ds.map(
         lambda a, idx: {"b": [v + i for v, i in zip(a, idx, strict=True)]},
@@ -88,7 +90,12 @@ def test_num_proc_gives_the_same_rows_and_fingerprint(ds: Dataset) -> None:
 
 def test_execution_arguments_do_not_change_the_fingerprint(ds: Dataset) -> None:
     base = ds.map(lambda x: {"b": x["a"]})
-    for kwargs in ({"num_proc": 2}, {"desc": "hello"}, {"writer_batch_size": 3}, {"keep_in_memory": True}):
+    for kwargs in (
+        {"num_proc": 2},
+        {"desc": "hello"},
+        {"writer_batch_size": 3},
+        {"keep_in_memory": True},
+    ):
         assert ds.map(lambda x: {"b": x["a"]}, **kwargs).fingerprint == base.fingerprint
 
 
@@ -106,7 +113,12 @@ def test_non_dict_output_names_the_row(ds: Dataset) -> None:
 
 def test_unequal_batch_columns_are_reported(ds: Dataset) -> None:
     with pytest.raises(TransformOutputError, match=r"unequal lengths \{'x': 2, 'y': 1\}"):
-        ds.map(lambda b: {"x": [1, 2], "y": [1]}, batched=True, batch_size=2, remove_columns=ds.column_names)
+        ds.map(
+            lambda b: {"x": [1, 2], "y": [1]},
+            batched=True,
+            batch_size=2,
+            remove_columns=ds.column_names,
+        )
 
 
 def test_changed_row_count_with_kept_columns_says_how_to_fix(ds: Dataset) -> None:

@@ -24,7 +24,9 @@ def anchor(tmp_path, monkeypatch) -> datasets.Dataset:
 
 
 def test_filter_per_example_batched_and_with_indices(ds: Dataset, anchor: datasets.Dataset) -> None:
-    assert ds.filter(lambda x: x["n"] > 4).to_list() == anchor.filter(lambda x: x["n"] > 4).to_list()
+    assert (
+        ds.filter(lambda x: x["n"] > 4).to_list() == anchor.filter(lambda x: x["n"] > 4).to_list()
+    )
     batched = ds.filter(lambda b: [v % 2 == 0 for v in b["n"]], batched=True, batch_size=3)
     assert batched["n"][:] == [8, 2]
     assert ds.filter(lambda x, i: i % 3 == 0, with_indices=True)["n"][:] == [5, 1, 7]
@@ -60,9 +62,15 @@ def test_sort(ds: Dataset, anchor: datasets.Dataset) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs"),
-    [{"test_size": 0.3, "seed": 3}, {"test_size": 2, "seed": 0}, {"train_size": 0.5, "shuffle": False}],
+    [
+        {"test_size": 0.3, "seed": 3},
+        {"test_size": 2, "seed": 0},
+        {"train_size": 0.5, "shuffle": False},
+    ],
 )
-def test_train_test_split_matches_the_anchor(ds: Dataset, anchor: datasets.Dataset, kwargs: dict) -> None:
+def test_train_test_split_matches_the_anchor(
+    ds: Dataset, anchor: datasets.Dataset, kwargs: dict
+) -> None:
     ours, theirs = ds.train_test_split(**kwargs), anchor.train_test_split(**kwargs)
     for split in ("train", "test"):
         assert ours[split]["n"][:] == theirs[split]["n"]
@@ -71,7 +79,10 @@ def test_train_test_split_matches_the_anchor(ds: Dataset, anchor: datasets.Datas
 def test_shard(ds: Dataset, anchor: datasets.Dataset) -> None:
     for index in range(3):
         assert ds.shard(3, index)["n"][:] == anchor.shard(3, index)["n"]
-        assert ds.shard(3, index, contiguous=False)["n"][:] == anchor.shard(3, index, contiguous=False)["n"]
+        assert (
+            ds.shard(3, index, contiguous=False)["n"][:]
+            == anchor.shard(3, index, contiguous=False)["n"]
+        )
 
 
 def test_column_transforms(ds: Dataset) -> None:
@@ -83,7 +94,11 @@ def test_column_transforms(ds: Dataset) -> None:
     assert added[0] == {"n": 5, "s": "e", "flag": True}
     with pytest.raises(DuplicateColumnError, match="rename_columns"):
         ds.rename_columns({"n": "s"})
-    fingerprints = {ds.fingerprint, ds.remove_columns("s").fingerprint, ds.rename_column("n", "m").fingerprint}
+    fingerprints = {
+        ds.fingerprint,
+        ds.remove_columns("s").fingerprint,
+        ds.rename_column("n", "m").fingerprint,
+    }
     assert len(fingerprints) == 3
 
 
