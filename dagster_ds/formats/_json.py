@@ -6,7 +6,7 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, cast
 
 import pyarrow as pa
@@ -163,6 +163,21 @@ class _JsonLinesParser:
     def parse(self, line: int, block: bytes) -> pa.Table | None:
         if not block.strip(_WHITESPACE):
             return None
+        try:
+            table = self._read(block)
+        except pa.ArrowInvalid as error:
+            raise _malformed_lines(
+                self.url, line, block, error, self.schema, self._fails
+            ) from error
+        if self.schema is None:
+            self.schema = table.schema
+            return table
+        for name in table.schema.names:
+            if name not in self.schema.names and table[name].null_count < table.num_rows:
+                raise self._new_key(line, block, table, name)
+        return table.select(self.schema.names)
+
+    def _read(self, block: bytes) -> pa.Table:
         if self.schema is None:
             parse_options = paj.ParseOptions()
         else:
@@ -171,17 +186,16 @@ class _JsonLinesParser:
                 explicit_schema=self.schema, unexpected_field_behavior=behaviour
             )
         read_options = paj.ReadOptions(use_threads=False, block_size=len(block) + 1)
+        return paj.read_json(_bytes_file(block), read_options, parse_options)
+
+    def _fails(self, block: bytes) -> bool:
+        if not block.strip(_WHITESPACE):
+            return False
         try:
-            table = paj.read_json(_bytes_file(block), read_options, parse_options)
-        except pa.ArrowInvalid as error:
-            raise _malformed_lines(self.url, line, block, error, self.schema) from error
-        if self.schema is None:
-            self.schema = table.schema
-            return table
-        for name in table.schema.names:
-            if name not in self.schema.names and table[name].null_count < table.num_rows:
-                raise self._new_key(line, block, table, name)
-        return table.select(self.schema.names)
+            self._read(block)
+        except pa.ArrowInvalid:
+            return True
+        return False
 
     def _new_key(self, line: int, block: bytes, table: pa.Table, key: str) -> MalformedFileError:
         assert self.schema is not None
@@ -210,39 +224,53 @@ def _nth_content_line(block: bytes, n: int) -> tuple[int, bytes]:
 
 
 def _malformed_lines(
-    url: str, line: int, block: bytes, error: Exception, schema: pa.Schema | None
+    url: str,
+    line: int,
+    block: bytes,
+    error: Exception,
+    schema: pa.Schema | None,
+    fails: Callable[[bytes], bool],
 ) -> MalformedFileError:
+    """The error naming the line at fault: pyarrow's row if it says, else found by bisection."""
     match = _ROW.search(str(error))
     if match is not None:
         offset, text = _nth_content_line(block, int(match.group(1)))
-        reason = _json_problem(text) or str(error).removeprefix("JSON parse error: ")
     else:
-        found = next(
-            (
-                (i, t, problem)
-                for i, t in enumerate(block.split(b"\n"))
-                if (problem := _json_problem(t)) is not None
-            ),
-            None,
-        )
-        if found is None:
-            last = line + block.rstrip(b"\n").count(b"\n")
-            return MalformedFileError(
-                f"JSON Lines file {url!r}: lines {line} to {last} do not fit the schema "
-                f"{schema.to_string(show_schema_metadata=False) if schema else None!r}: "
-                f"{error}. Pass schema= with types that hold every line (a column that is "
-                "null in the first lines is inferred as null).",
-                path=url,
-            )
-        offset, text, reason = found
+        lines = block.split(b"\n")
+        offset = _first_failing_line(lines, fails)
+        text = lines[offset]
     number = line + offset
+    problem = _json_problem(text)
+    if problem is not None:
+        what = f"Malformed JSON Lines file {url!r} at line {number}: {problem}"
+        fix = "Each line must hold one JSON object; fix or remove that line"
+    else:
+        shown = schema.to_string(show_schema_metadata=False) if schema is not None else None
+        what = f"JSON Lines file {url!r}: line {number} does not fit the schema {shown!r}: " + str(
+            error
+        ).removeprefix("JSON parse error: ")
+        fix = (
+            "Pass schema= with types that hold every line (the schema is otherwise inferred "
+            "from the first lines, where a column that is always null is inferred as null)"
+        )
     return MalformedFileError(
-        f"Malformed JSON Lines file {url!r} at line {number}: {reason}. The line starts: "
-        f"{excerpt(text)!r}. Each line must hold one JSON object; fix or remove that line.",
+        f"{what}. The line starts: {excerpt(text)!r}. {fix}.",
         path=url,
         line=number,
         excerpt=excerpt(text),
     )
+
+
+def _first_failing_line(lines: list[bytes], fails: Callable[[bytes], bool]) -> int:
+    """Index of the line whose inclusion first makes a prefix of ``lines`` fail to parse."""
+    good, bad = 0, len(lines)  # a prefix of `good` lines parses; one of `bad` lines does not
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if fails(b"\n".join(lines[:middle])):
+            bad = middle
+        else:
+            good = middle
+    return bad - 1
 
 
 def _json_problem(text: bytes) -> str | None:

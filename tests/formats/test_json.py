@@ -81,6 +81,17 @@ def test_non_object_or_type_change_names_the_line(tmp_path: Path, line: str, rea
     assert raised.value.line == 3
 
 
+def test_value_not_fitting_the_inferred_type_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    lines = [json.dumps({"a": i, "b": None}) for i in range(300)]
+    lines[250] = json.dumps({"a": 250.5, "b": None})
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MalformedFileError, match="line 251 does not fit the schema") as raised:
+        read_all(iter_json_batches(path, block_size=1024))
+    assert raised.value.line == 251
+    assert "Pass schema=" in str(raised.value)
+
+
 def test_key_appearing_after_the_first_block_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     lines = [json.dumps({"a": i}) for i in range(100)]
