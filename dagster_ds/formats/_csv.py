@@ -7,6 +7,7 @@ import io
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -83,7 +84,8 @@ def iter_csv_batches(
     check_positions(batch_size, start_row)
     url = file_url(file)
     expression = to_expression(filters)
-    options = _CsvOptions(delimiter, quote_char, column_names, skip_rows, schema, block_size)
+    names = list(column_names) if column_names is not None else None
+    options = _CsvOptions(delimiter, quote_char, names, skip_rows, schema, block_size)
     raw = _read(url, storage_options, options, stats)
     return finish(
         raw,
@@ -96,22 +98,14 @@ def iter_csv_batches(
     )
 
 
+@dataclass(frozen=True)
 class _CsvOptions:
-    def __init__(
-        self,
-        delimiter: str,
-        quote_char: str,
-        column_names: Sequence[str] | None,
-        skip_rows: int,
-        schema: pa.Schema | None,
-        block_size: int,
-    ) -> None:
-        self.delimiter = delimiter
-        self.quote_char = quote_char
-        self.column_names = list(column_names) if column_names is not None else None
-        self.skip_rows = skip_rows
-        self.schema = schema
-        self.block_size = block_size
+    delimiter: str
+    quote_char: str
+    column_names: list[str] | None
+    skip_rows: int
+    schema: pa.Schema | None
+    block_size: int
 
 
 def _read(

@@ -9,7 +9,7 @@ import os
 import posixpath
 import uuid
 from collections.abc import Iterator, Mapping
-from typing import IO, Any, BinaryIO, Literal, Protocol, cast
+from typing import IO, Any, BinaryIO, Literal, cast
 
 import fsspec
 import pyarrow as pa
@@ -17,10 +17,6 @@ from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
 from dagster_ds.formats._infer import Compression, infer_compression
-
-
-class Readable(Protocol):
-    def read(self, size: int = ..., /) -> bytes: ...
 
 
 def url_to_fs(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Iterator
-
-from dagster_ds.formats._io import Readable
+from typing import BinaryIO
 
 DEFAULT_BLOCK_SIZE = 4 << 20
 
 
 def line_blocks(
-    stream: Readable, block_size: int = DEFAULT_BLOCK_SIZE
+    stream: BinaryIO, block_size: int = DEFAULT_BLOCK_SIZE
 ) -> Iterator[tuple[int, bytes]]:
     r"""Yield ``(first_line_number, block)``; each block holds whole lines (1-based numbers).
 

@@ -69,8 +69,8 @@ def render(column: pa.Array, delimiter: str, quote_char: str = '"') -> pa.Array:
     if pa.types.is_boolean(kind):
         text = pc.if_else(column, large("True"), large("False"))
     elif pa.types.is_floating(kind):
-        finite_or_inf = pc.if_else(pc.is_nan(column), None, column)
-        text = pc.cast(finite_or_inf, pa.large_string())
+        without_nan = pc.if_else(pc.is_nan(column), None, column)
+        text = pc.cast(without_nan, pa.large_string())
         integral = pc.match_substring_regex(text, r"^-?\d+$")
         text = pc.if_else(integral, join(text, large(".0"), separator=""), text)
     elif (
