@@ -10,7 +10,16 @@ inherits that builtin too::
     │   └── ClassLabelError             a label name or integer is not in a ClassLabel
     ├── CastError (ValueError)          data cannot be cast to features without loss
     │   └── ColumnMismatchError         the column names differ from the features'
-    ├── ColumnNotFoundError (KeyError)  a transform names a column the dataset lacks
+    ├── ColumnNotFoundError (KeyError)  a named column is not in the dataset or file
+    ├── DataFilesNotFoundError (FileNotFoundError)  a data_files path or pattern matches no file
+    ├── InvalidDataFilesError (TypeError)  data_files is not a path, list or dict of paths
+    ├── UnknownFormatError (ValueError)  no reader, writer or output format of that name
+    ├── FormatOptionError (ValueError)  a read/write option is invalid or not accepted
+    ├── MalformedFileError (ValueError)  a file's content cannot be parsed (path, line)
+    ├── InvalidFilterError (ValueError)  a Parquet filter is not valid DNF or an Expression
+    ├── RowGroupIndexError (IndexError)  a Parquet row group index is out of range
+    ├── SchemaMismatchError (ValueError)  a batch does not fit the schema being written
+    ├── UnsupportedTypeError (TypeError)  a column type cannot be written in a format
     ├── DuplicateColumnError (ValueError)  two columns would share a name
     ├── InvalidArgumentError (ValueError)  an argument's value cannot work
     ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
@@ -33,15 +42,24 @@ __all__ = [
     "ColumnNotFoundError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "DataFilesNotFoundError",
     "DuplicateColumnError",
     "FeatureError",
+    "FormatOptionError",
     "InvalidArgumentError",
+    "InvalidDataFilesError",
+    "InvalidFilterError",
     "InvalidFingerprintError",
+    "MalformedFileError",
     "NotASavedDatasetError",
+    "RowGroupIndexError",
+    "SchemaMismatchError",
     "TransformOutputError",
     "UnhashableError",
     "UnhashableTransformWarning",
+    "UnknownFormatError",
     "UnsupportedFeatureWarning",
+    "UnsupportedTypeError",
 ]
 
 
@@ -128,8 +146,71 @@ class ColumnMismatchError(CastError):
         self.extra = extra
 
 
+class DataFilesNotFoundError(DagsterDsError, FileNotFoundError):
+    """A ``data_files`` path, directory or glob pattern matches no data file.
+
+    Attributes:
+        pattern: The path or pattern as resolved (absolute, with its protocol).
+        searched: The folder that was searched.
+    """
+
+    def __init__(self, message: str, *, pattern: str, searched: str) -> None:
+        self.pattern = pattern
+        self.searched = searched
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class InvalidDataFilesError(DagsterDsError, TypeError):
+    """``data_files`` is not a path, a list of paths or a dict of splits to paths."""
+
+
+class UnknownFormatError(DagsterDsError, ValueError):
+    """No reader or writer matches a file's extension, or files mix formats."""
+
+
+class FormatOptionError(DagsterDsError, ValueError):
+    """A read or write option is invalid, or not accepted by the chosen format."""
+
+
+class MalformedFileError(DagsterDsError, ValueError):
+    """A file's content cannot be parsed; the message names the file and the line.
+
+    Attributes:
+        path: The file's URL or path.
+        line: The 1-based line number of the offending line, when known.
+        excerpt: The start of the offending line, when known.
+    """
+
+    def __init__(
+        self, message: str, *, path: str, line: int | None = None, excerpt: str | None = None
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.excerpt = excerpt
+        super().__init__(message)
+
+
+class InvalidFilterError(DagsterDsError, ValueError):
+    """A row filter is neither valid DNF (list of tuples) nor a usable Expression."""
+
+
+class RowGroupIndexError(DagsterDsError, IndexError):
+    """A Parquet row group index is outside the file's row groups."""
+
+
+class SchemaMismatchError(DagsterDsError, ValueError):
+    """A batch passed to a writer does not fit the schema of the file being written."""
+
+
+class UnsupportedTypeError(DagsterDsError, TypeError):
+    """A column's type cannot be written in the requested format (e.g. a list in CSV)."""
+
+
 class ColumnNotFoundError(DagsterDsError, KeyError):
-    """A transform names a column the dataset does not have."""
+    """A column named by a transform or a reader is not in the dataset or file."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""

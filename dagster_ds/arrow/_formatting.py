@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.errors import DagsterDsError
+from dagster_ds.errors import UnknownFormatError
 
 _ALIASES = {
     None: "python",
@@ -26,10 +26,6 @@ _ALIASES = {
     "pandas": "pandas",
     "pd": "pandas",
 }
-
-
-class UnknownFormatError(DagsterDsError, ValueError):
-    """A format name that dagster_ds does not know."""
 
 
 @dataclass(frozen=True)
