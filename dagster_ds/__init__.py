@@ -13,10 +13,12 @@ from dagster_ds.errors import ColumnMismatchError as ColumnMismatchError
 from dagster_ds.errors import ColumnNotFoundError as ColumnNotFoundError
 from dagster_ds.errors import DagsterDsError as DagsterDsError
 from dagster_ds.errors import DagsterDsWarning as DagsterDsWarning
+from dagster_ds.errors import DataFilesNotFoundError as DataFilesNotFoundError
 from dagster_ds.errors import DuplicateColumnError as DuplicateColumnError
 from dagster_ds.errors import FeatureError as FeatureError
 from dagster_ds.errors import InvalidArgumentError as InvalidArgumentError
 from dagster_ds.errors import InvalidFingerprintError as InvalidFingerprintError
+from dagster_ds.errors import MalformedFileError as MalformedFileError
 from dagster_ds.errors import NotASavedDatasetError as NotASavedDatasetError
 from dagster_ds.errors import TransformOutputError as TransformOutputError
 from dagster_ds.errors import UnhashableError as UnhashableError
@@ -31,6 +33,8 @@ from dagster_ds.fingerprint import Hasher as Hasher
 from dagster_ds.fingerprint import explain as explain
 from dagster_ds.fingerprint import generate_random_fingerprint as generate_random_fingerprint
 from dagster_ds.fingerprint import update_fingerprint as update_fingerprint
+from dagster_ds.load import load_dataset as load_dataset
+from dagster_ds.load import load_from_disk as load_from_disk
 
 __version__ = "0.1.0"
 
@@ -43,6 +47,7 @@ __all__ = [
     "ColumnNotFoundError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "DataFilesNotFoundError",
     "Dataset",
     "DatasetDict",
     "DuplicateColumnError",
@@ -52,6 +57,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidFingerprintError",
     "List",
+    "MalformedFileError",
     "NotASavedDatasetError",
     "Sequence",
     "TransformOutputError",
@@ -61,5 +67,7 @@ __all__ = [
     "Value",
     "explain",
     "generate_random_fingerprint",
+    "load_dataset",
+    "load_from_disk",
     "update_fingerprint",
 ]
