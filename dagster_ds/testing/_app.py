@@ -67,6 +67,4 @@ def create_hub_app(
     async def endpoint(request: Request) -> Response:
         return await dispatch(request, hub, ROUTES)
 
-    app = Starlette(routes=[StarletteRoute("/{path:path}", endpoint, methods=_METHODS)])
-    app.state.hub = hub
-    return app
+    return Starlette(routes=[StarletteRoute("/{path:path}", endpoint, methods=_METHODS)])

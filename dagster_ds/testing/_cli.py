@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from dagster_ds.errors import LocalHubError
 from dagster_ds.testing._server import LocalHubServer
 
 
@@ -38,14 +39,18 @@ def hub_group() -> None:
 def serve_command(port: int, host: str, data_dir: Path, token: str | None, user: str) -> None:
     """Serve the local Hub until interrupted (Ctrl+C or SIGTERM).
 
-    Point huggingface_hub at it with HF_ENDPOINT=<printed URL> and HF_HUB_DISABLE_XET=1.
+    Point huggingface_hub at it with HF_ENDPOINT=<printed URL>, HF_HUB_DISABLE_XET=1
+    and HF_HUB_DISABLE_TELEMETRY=1.
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     server = LocalHubServer(data_dir, port=port, host=host, token=token, user=user, access_log=True)
-    server.start()
+    try:
+        server.start()
+    except LocalHubError as e:
+        raise click.ClickException(str(e)) from e
     try:
         mode = "one token (from --token)" if token is not None else "any token"
         click.echo(f"Local Hub serving {str(server.data_dir)!r}, accepting {mode}.")

@@ -57,7 +57,7 @@ class CommitRequest:
     summary: str
     description: str = ""
     parent_commit: str | None = None
-    operations: list[Operation] = field(default_factory=list[Operation])
+    operations: list[Operation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Endpoints about whole repositories, plus ``whoami`` and README validation.
 
-Create, delete, settings, info (at a revision), refs, history, branches and tags.
+List, create, delete, settings, info (at a revision), refs, history, branches and tags.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dagster_ds.errors import (
     HubUnauthorizedError,
 )
 from dagster_ds.testing._cards import card_data, front_matter_errors
-from dagster_ds.testing._http import INVALID_CREDENTIALS, Call, Route, route
+from dagster_ds.testing._http import INVALID_CREDENTIALS, Call, Route, logger, route
 from dagster_ds.testing._lfs_rules import DEFAULT_GITATTRIBUTES
 from dagster_ds.testing._objects import Commit, RepoId, ref_name, validate_branch_name
 from dagster_ds.testing._store import new_initial_commit
@@ -106,11 +106,14 @@ def create_repo(call: Call) -> Response:
             status_code=409,
             headers={"X-Error-Message": "Conflict"},
         )
+    logger.info("%s: created (%s)", repo.describe(), "private" if private else "public")
     return JSONResponse({"url": url, "name": repo.id, "id": meta["_id"]})
 
 
 def delete_repo(call: Call) -> Response:
-    call.store.delete_repo(_repo_from_payload(call, json_body(call)))
+    repo = _repo_from_payload(call, json_body(call))
+    call.store.delete_repo(repo)
+    logger.info("%s: deleted", repo.describe())
     return Response(status_code=200)
 
 
@@ -128,6 +131,46 @@ def update_settings(call: Call) -> Response:
     return JSONResponse({})
 
 
+def _summary(repo: RepoId, meta: dict[str, Any], commit: Commit) -> dict[str, Any]:
+    """What both listings and repo info say about a repository."""
+    out: dict[str, Any] = {
+        "_id": meta["_id"],
+        "id": repo.id,
+        "author": repo.namespace,
+        "sha": commit.id,
+        "lastModified": commit.date,
+        "createdAt": meta["createdAt"],
+        "private": bool(meta.get("private")),
+        "gated": meta.get("gated", False),
+        "disabled": False,
+        "downloads": 0,
+        "likes": 0,
+        "tags": [],
+    }
+    if repo.type == "model":
+        out["modelId"] = repo.id
+    return out
+
+
+def list_repos(call: Call) -> Response:
+    query = call.request.query_params
+    author = query.get("author")
+    searches = [s.lower() for s in query.getlist("search")]
+    limit = int(query["limit"]) if query.get("limit", "").isdigit() else None
+    out = []
+    for repo in call.store.list_repos(call.params["type"]):
+        if (author and repo.namespace != author) or any(s not in repo.id.lower() for s in searches):
+            continue
+        meta = call.store.repo_meta(repo)
+        if meta.get("private") and not call.authenticated:
+            continue
+        _, head = call.store.resolve(repo, "main")
+        out.append(_summary(repo, meta, head))
+        if limit is not None and len(out) >= limit:
+            break
+    return JSONResponse(out)
+
+
 def repo_info(call: Call) -> Response:
     repo, meta = call.readable_repo()
     _, commit = call.store.resolve(repo, call.params.get("rev", "main"))
@@ -141,24 +184,9 @@ def repo_info(call: Call) -> Response:
             if entry.lfs:
                 sibling["lfs"] = entry.api_json(path)["lfs"] | {"sha256": entry.sha256}
         siblings.append(sibling)
-    info: dict[str, Any] = {
-        "_id": meta["_id"],
-        "id": repo.id,
-        "author": repo.namespace,
-        "sha": commit.id,
-        "lastModified": commit.date,
-        "createdAt": meta["createdAt"],
-        "private": bool(meta.get("private")),
-        "gated": meta.get("gated", False),
-        "disabled": False,
-        "downloads": 0,
-        "likes": 0,
-        "tags": [],
-        "siblings": siblings,
-        "usedStorage": sum(entry.size for entry in commit.files.values()),
-    }
-    if repo.type == "model":
-        info["modelId"] = repo.id
+    info = _summary(repo, meta, commit)
+    info["siblings"] = siblings
+    info["usedStorage"] = sum(entry.size for entry in commit.files.values())
     readme = commit.files.get("README.md")
     if readme is not None and readme.size <= _CARD_MAX_BYTES:
         text = call.store.blob_path(readme.sha256).read_bytes().decode("utf-8", errors="replace")
@@ -291,6 +319,7 @@ ROUTES: list[Route] = [
     route("POST", "api/validate-yaml", validate_yaml),
     route("POST", "api/repos/create", create_repo),
     route("DELETE", "api/repos/delete", delete_repo),
+    route("GET", "api/{types}", list_repos),
     route("GET", API, repo_info),
     route("GET", f"{API}/revision/{{rev}}", repo_info),
     route("PUT", f"{API}/settings", update_settings),

@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -43,6 +44,7 @@ from dagster_ds.testing._objects import COMMIT_ID, Commit, FileEntry, RepoId, no
 
 _FORMAT = "dagster_ds.testing.hub/1"
 _COMMIT_CACHE_SIZE = 4096
+_STALE_TEMP_SECONDS = 3600
 
 
 class HubStore:
@@ -55,6 +57,7 @@ class HubStore:
         self.uploads_dir = self.root / "uploads"
         for folder in (self.tmp_dir, self.uploads_dir, self.root / "blobs", self.root / "repos"):
             folder.mkdir(parents=True, exist_ok=True)
+        self._drop_stale_temp_files()
         self._commit_cache: dict[tuple[RepoId, str], Commit] = {}
         self._cache_lock = threading.Lock()
         self._held = threading.local()
@@ -85,6 +88,17 @@ class HubStore:
         self._write_atomic(
             marker, json.dumps({"format": _FORMAT}).encode(), tmp_dir=self.root / "tmp"
         )
+
+    def _drop_stale_temp_files(self) -> None:
+        """Remove what killed writers left in ``tmp/`` (old enough not to be in flight)."""
+        cutoff = time.time() - _STALE_TEMP_SECONDS
+        for path in self.tmp_dir.iterdir():
+            with contextlib.suppress(OSError):
+                if path.lstat().st_mtime < cutoff:
+                    if path.is_dir():
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        path.unlink()
 
     # ----------------------------------------------------------------- files
 
@@ -201,6 +215,15 @@ class HubStore:
         with self._cache_lock:
             for key in [key for key in self._commit_cache if key[0] == repo]:
                 del self._commit_cache[key]
+
+    def list_repos(self, repo_type: str) -> list[RepoId]:
+        """Every repository of one type, sorted by id."""
+        root = self.root / "repos" / f"{repo_type}s"
+        found = [
+            RepoId(repo_type, meta.parent.parent.name, meta.parent.name)
+            for meta in root.glob("*/*/repo.json")
+        ]
+        return sorted(found, key=lambda repo: repo.id)
 
     def repo_meta(self, repo: RepoId) -> dict[str, Any]:
         try:

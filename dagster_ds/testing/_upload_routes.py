@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 
 from dagster_ds.errors import HubBadRequestError
 from dagster_ds.testing._commits import make_commit, parse_commit_payload
-from dagster_ds.testing._http import Call, Route, route
+from dagster_ds.testing._http import Call, Route, logger, route
 from dagster_ds.testing._lfs_rules import upload_mode
 from dagster_ds.testing._objects import RepoId, validate_path
 from dagster_ds.testing._repo_routes import json_body, repo_url
@@ -64,14 +64,21 @@ def preupload(call: Call) -> Response:
 
 def commit(call: Call) -> Response:
     repo, _ = call.readable_repo()
-    create_pr = call.flag("create_pr")
+    request = parse_commit_payload(call.body)
     result = make_commit(
         call.store,
         repo,
         revision=call.params["rev"],
-        request=parse_commit_payload(call.body),
+        request=request,
         author=call.hub.settings.user,
-        create_pr=create_pr,
+        create_pr=call.flag("create_pr"),
+    )
+    logger.info(
+        "%s: commit %s on %s (%d operations)",
+        repo.describe(),
+        result.commit.id,
+        result.ref,
+        len(request.operations),
     )
     url = repo_url(call, repo)
     pr_url = f"{url}/discussions/{result.pr_number}" if result.pr_number is not None else None

@@ -164,6 +164,12 @@ def test_hf_file_system(hub_api, repo, local_hub):
     )
     fs.invalidate_cache()
     assert fs.cat(f"{root}@dev/dev.txt") == b"dev only"
+    fs.pipe_file(f"{root}/written.txt", b"written through fsspec")  # writing is a commit
+    latest = hub_api.list_repo_commits(REPO, repo_type="dataset")[0]
+    assert latest.title == "Upload written.txt with huggingface_hub"
+    assert fs.cat(f"{root}/written.txt") == b"written through fsspec"
+    fs.rm(f"{root}/written.txt")
+    assert "written.txt" not in hub_api.list_repo_files(REPO, repo_type="dataset")
     assert not fs.exists(f"{root}/dev.txt")
     with pytest.raises(FileNotFoundError):
         fs.info(f"{root}/nope.txt")

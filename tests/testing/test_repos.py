@@ -47,6 +47,18 @@ def test_create_repo_and_info(hub_api, local_hub):
     assert model.siblings[0].blob_id
 
 
+def test_list_repos(hub_api, local_hub):
+    hub_api.create_repo("user/b-data", repo_type="dataset")
+    hub_api.create_repo("user/a-data", repo_type="dataset")
+    hub_api.create_repo("org/hidden", repo_type="dataset", private=True)
+    hub_api.create_repo("user/a-model")
+    assert [d.id for d in hub_api.list_datasets()] == ["org/hidden", "user/a-data", "user/b-data"]
+    assert [d.id for d in hub_api.list_datasets(author="user", search="b-")] == ["user/b-data"]
+    assert [m.id for m in hub_api.list_models()] == ["user/a-model"]
+    anonymous = HfApi(endpoint=local_hub.endpoint, token=False)
+    assert [d.id for d in anonymous.list_datasets()] == ["user/a-data", "user/b-data"]
+
+
 def test_create_repo_without_namespace_uses_the_user(hub_api):
     url = hub_api.create_repo("solo", repo_type="dataset")
     assert url.repo_id == "user/solo"

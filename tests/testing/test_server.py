@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from huggingface_hub import CommitOperationAdd, HfApi
+from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
 
 import dagster_ds.testing
 from dagster_ds.errors import HubDataDirError, LocalHubStartError
@@ -137,3 +137,31 @@ def test_cli_serve(tmp_path):
     assert "cli-secret-token" not in out + err
     assert "POST /api/repos/create" in err  # one access-log line per request
     assert (tmp_path / "hub" / "repos" / "datasets" / "user" / "cli" / "refs.json").is_file()
+
+
+def test_cli_reports_a_foreign_data_dir(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    dagster_ds_command = str(Path(sys.executable).parent / "dagster-ds")
+    result = subprocess.run(
+        [dagster_ds_command, "hub", "serve", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "is not a local Hub store" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_local_hub_fixture_makes_it_the_default_hub(local_hub, hf_cache):
+    api = HfApi(token="t")  # no endpoint given
+    assert api.endpoint == local_hub.endpoint
+    api.create_repo("user/default", repo_type="dataset")
+    api.upload_file(
+        path_or_fileobj=b"x", path_in_repo="x.txt", repo_id="user/default", repo_type="dataset"
+    )
+    local = hf_hub_download("user/default", "x.txt", repo_type="dataset", cache_dir=hf_cache)
+    assert Path(local).read_bytes() == b"x"
+    assert os.environ["HF_ENDPOINT"] == local_hub.endpoint
+    assert os.environ["HF_HUB_DISABLE_XET"] == "1"

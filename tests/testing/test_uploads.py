@@ -10,7 +10,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, RepoFile
+from huggingface_hub import (
+    CommitOperationAdd,
+    CommitOperationDelete,
+    HfApi,
+    HfFileSystem,
+    RepoFile,
+)
 from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 from huggingface_hub.hf_api import BlobLfsInfo
 from huggingface_hub.lfs import UploadInfo, post_lfs_batch_info
@@ -137,6 +143,8 @@ def test_create_commit_with_create_pr(api, hf_cache):
     assert "pr.txt" not in _files(api)
     assert "pr.txt" in _files(api, revision="refs/pr/1")
     assert _read(api, "pr.txt", hf_cache, revision="refs/pr/1") == b"proposal"
+    fs = HfFileSystem(endpoint=api.endpoint, token="test-token")
+    assert fs.cat(f"datasets/{REPO}@refs/pr/1/pr.txt") == b"proposal"
 
     # Commit again onto the PR ref, then open a second PR.
     on_pr = api.create_commit(
