@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from dagster_ds.fingerprint import HashNode, explain
+from dagster_ds.testing._cli import hub_group
 
 
 @click.group()
@@ -35,3 +36,6 @@ def explain_command(old: Path, new: Path) -> None:
     """Say which components differ between two recorded hash trees (JSON files)."""
     trees = [HashNode.from_dict(json.loads(path.read_text())) for path in (old, new)]
     click.echo(str(explain(*trees)))
+
+
+main.add_command(hub_group)

@@ -24,13 +24,29 @@ inherits that builtin too::
     ├── InvalidArgumentError (ValueError)  an argument's value cannot work
     ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
     ├── TransformOutputError (ValueError)  a map/filter function returned unusable output
-    └── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
+    ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
+    └── LocalHubError                               the local Hub server failed or refused
+        ├── LocalHubStartError (RuntimeError)       the server did not start listening
+        ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
+        ├── HubUnauthorizedError (PermissionError)  a request had a missing or wrong token
+        ├── HubBadRequestError (ValueError)         a request payload is malformed
+        ├── HubConflictError (ValueError)           a repo, branch or tag already exists
+        │   └── HubStaleParentError                 ``parent_commit`` is no longer the head
+        └── HubNotFoundError (LookupError)          something a request names does not exist
+            ├── HubRepositoryNotFoundError          no such repository
+            ├── HubRevisionNotFoundError            no such branch, tag, PR ref or commit
+            └── HubEntryNotFoundError               no such file or folder at that revision
 
     DagsterDsWarning (UserWarning)
     ├── UnhashableTransformWarning      a transform got a random fingerprint
     └── UnsupportedFeatureWarning       stored features hold a type we do not model
 
 Messages say what failed, show the offending value, and say how to fix it.
+
+The ``Hub*`` errors are raised by the local Hub server's storage
+(`dagster_ds.testing`); the server turns each into the HTTP status and
+``X-Error-Code`` the real Hub uses, so ``huggingface_hub`` raises its own
+classes (``RepositoryNotFoundError``, ``RevisionNotFoundError``, ...).
 """
 
 from __future__ import annotations
@@ -46,10 +62,21 @@ __all__ = [
     "DuplicateColumnError",
     "FeatureError",
     "FormatOptionError",
+    "HubBadRequestError",
+    "HubConflictError",
+    "HubDataDirError",
+    "HubEntryNotFoundError",
+    "HubNotFoundError",
+    "HubRepositoryNotFoundError",
+    "HubRevisionNotFoundError",
+    "HubStaleParentError",
+    "HubUnauthorizedError",
     "InvalidArgumentError",
     "InvalidDataFilesError",
     "InvalidFilterError",
     "InvalidFingerprintError",
+    "LocalHubError",
+    "LocalHubStartError",
     "MalformedFileError",
     "NotASavedDatasetError",
     "RowGroupIndexError",
@@ -234,6 +261,50 @@ class TransformOutputError(DagsterDsError, ValueError):
 
 class NotASavedDatasetError(DagsterDsError, FileNotFoundError):
     """load_from_disk found no dataset saved by save_to_disk at a path."""
+
+
+class LocalHubError(DagsterDsError):
+    """The local Hub server (`dagster_ds.testing`) failed or refused a request."""
+
+
+class LocalHubStartError(LocalHubError, RuntimeError):
+    """The local Hub server did not start listening (port taken, startup timeout)."""
+
+
+class HubDataDirError(LocalHubError, ValueError):
+    """The data folder given to the local Hub server is not a local Hub store."""
+
+
+class HubUnauthorizedError(LocalHubError, PermissionError):
+    """A request to the local Hub server had a missing or wrong token."""
+
+
+class HubBadRequestError(LocalHubError, ValueError):
+    """A request to the local Hub server has a malformed payload or argument."""
+
+
+class HubConflictError(LocalHubError, ValueError):
+    """A repository, branch or tag that a request creates already exists."""
+
+
+class HubStaleParentError(HubConflictError):
+    """A commit's ``parent_commit`` is no longer the head of the branch it targets."""
+
+
+class HubNotFoundError(LocalHubError, LookupError):
+    """Something a request to the local Hub server names does not exist."""
+
+
+class HubRepositoryNotFoundError(HubNotFoundError):
+    """No repository with that type and id exists on the local Hub server."""
+
+
+class HubRevisionNotFoundError(HubNotFoundError):
+    """No branch, tag, pull-request ref or commit with that name exists in the repository."""
+
+
+class HubEntryNotFoundError(HubNotFoundError):
+    """No file or folder with that path exists at the requested revision."""
 
 
 class DagsterDsWarning(UserWarning):

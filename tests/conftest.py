@@ -8,12 +8,24 @@ import sys
 import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+# huggingface_hub reads these at import time. Telemetry off: its user-agent code
+# otherwise fetches a registry from its default endpoint (huggingface.co). Xet off:
+# the local Hub speaks LFS only.
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+
+pytest_plugins = ["dagster_ds.testing.pytest_plugin"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 RunPython = Callable[..., str]
+
+if TYPE_CHECKING:
+    from dagster_ds.testing import LocalHubServer
 
 
 @pytest.fixture(autouse=True)
@@ -57,3 +69,17 @@ def run_python() -> RunPython:
         return completed.stdout.strip()
 
     return run
+
+
+@pytest.fixture
+def hub_api(local_hub: LocalHubServer) -> Any:
+    """An HfApi client of the `local_hub`, with a token (any token is accepted)."""
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=local_hub.endpoint, token="test-token")
+
+
+@pytest.fixture
+def hf_cache(tmp_path: Path) -> Path:
+    """A private huggingface_hub download cache for one test."""
+    return tmp_path / "hf-cache"
