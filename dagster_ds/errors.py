@@ -5,10 +5,19 @@ Where callers reasonably expect a builtin (``except TypeError``), the subclass
 inherits that builtin too::
 
     DagsterDsError
-    └── UnhashableError (TypeError)     an object cannot be fingerprinted
+    ├── UnhashableError (TypeError)              an object cannot be fingerprinted
+    └── CacheError                               a cache operation failed
+        ├── InvalidFingerprintError (ValueError) not 32 lowercase hex characters
+        ├── CacheMetadataError (TypeError)       entry metadata is not JSON data
+        ├── CacheWriterError (ValueError)        an entry writer was misused
+        ├── CacheFileNotFoundError (KeyError)    an entry has no file of that name
+        ├── CacheFormatError (ValueError)        an entry's manifest format is unsupported
+        ├── CacheLockTimeoutError (TimeoutError) waited too long for a fingerprint's lock
+        └── CacheEntryInUseError (RuntimeError)  an entry to remove is leased by a reader
 
     DagsterDsWarning (UserWarning)
-    └── UnhashableTransformWarning      a transform got a random fingerprint
+    ├── UnhashableTransformWarning      a transform got a random fingerprint
+    └── CacheCorruptionWarning          a corrupt cache entry was quarantined
 
 Messages say what failed, show the offending value, and say how to fix it.
 """
@@ -16,8 +25,17 @@ Messages say what failed, show the offending value, and say how to fix it.
 from __future__ import annotations
 
 __all__ = [
+    "CacheCorruptionWarning",
+    "CacheEntryInUseError",
+    "CacheError",
+    "CacheFileNotFoundError",
+    "CacheFormatError",
+    "CacheLockTimeoutError",
+    "CacheMetadataError",
+    "CacheWriterError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "InvalidFingerprintError",
     "UnhashableError",
     "UnhashableTransformWarning",
 ]
@@ -56,3 +74,43 @@ class DagsterDsWarning(UserWarning):
 
 class UnhashableTransformWarning(DagsterDsWarning):
     """A transform could not be hashed, so its result gets a random fingerprint."""
+
+
+class CacheCorruptionWarning(DagsterDsWarning):
+    """A cache entry failed its size or checksum check; it was quarantined and is recomputed."""
+
+
+class CacheError(DagsterDsError):
+    """A cache operation failed."""
+
+
+class InvalidFingerprintError(CacheError, ValueError):
+    """A fingerprint is not 32 lowercase hexadecimal characters."""
+
+
+class CacheMetadataError(CacheError, TypeError):
+    """Metadata given for a cache entry is not JSON data (str keys, lists, numbers...)."""
+
+
+class CacheWriterError(CacheError, ValueError):
+    """An entry writer was misused: a bad file name, a file opened twice, use after close."""
+
+
+class CacheFileNotFoundError(CacheError, KeyError):
+    """A cache entry has no file of the requested name."""
+
+    def __str__(self) -> str:
+        # KeyError's str() is the repr of its argument; show the message as written.
+        return str(self.args[0]) if self.args else ""
+
+
+class CacheFormatError(CacheError, ValueError):
+    """A cache entry was written in a manifest format this version cannot read."""
+
+
+class CacheLockTimeoutError(CacheError, TimeoutError):
+    """Waiting for another process building the same fingerprint took too long."""
+
+
+class CacheEntryInUseError(CacheError, RuntimeError):
+    """A cache entry cannot be removed because a live reader holds a lease on it."""
