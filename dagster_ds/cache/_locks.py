@@ -39,7 +39,7 @@ _POLL = 0.05
 
 
 class EntryLock(abc.ABC):
-    """A lock on one fingerprint. Not reentrant; one instance per holder."""
+    """A lock on one fingerprint; one instance per acquisition."""
 
     path: str
 
@@ -155,10 +155,49 @@ class ObjectLock(EntryLock):
             self._storage.remove_file(self.path)
 
 
+class _HeldByThread(threading.local):
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], int] = {}
+
+
+_HELD = _HeldByThread()
+
+
+class _ReentrantLock(EntryLock):
+    """A thread that already holds a fingerprint's lock gets it again at once.
+
+    Without this, a build that publishes its own fingerprint (a nested writer)
+    would wait forever on a second OS lock of the same file.
+    """
+
+    def __init__(self, inner: EntryLock, token: tuple[str, str]) -> None:
+        self.path = inner.path
+        self._inner = inner
+        self._token = token
+
+    def acquire(self, timeout: float | None) -> bool:
+        counts = _HELD.counts
+        if self._token not in counts:
+            if not self._inner.acquire(timeout):
+                return False
+            counts[self._token] = 0
+        counts[self._token] += 1
+        return True
+
+    def release(self) -> None:
+        counts = _HELD.counts
+        counts[self._token] -= 1
+        if counts[self._token] == 0:
+            del counts[self._token]
+            self._inner.release()
+
+
 def make_lock(layout: Layout, key: str, mode: LockMode, stale_after: float) -> EntryLock:
-    """A new lock on ``key`` (acquire it to hold it)."""
+    """A new lock on ``key`` (acquire it to hold it; reentrant within a thread)."""
     layout.storage.makedirs(layout.lock_dir(key))
     path = layout.lock_file(key)
     if layout.storage.is_local:
-        return FileEntryLock(path, mode, stale_after)
-    return ObjectLock(layout.storage, path, stale_after)
+        inner: EntryLock = FileEntryLock(path, mode, stale_after)
+    else:
+        inner = ObjectLock(layout.storage, path, stale_after)
+    return _ReentrantLock(inner, (layout.storage.url, key))

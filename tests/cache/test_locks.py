@@ -160,3 +160,16 @@ def test_lock_files_live_under_locks(tmp_path: Path) -> None:
     store = CacheStore(tmp_path)
     store.get_or_create(fingerprint(3), lambda w: w.write_bytes("a.bin", b"a"))
     assert os.listdir(tmp_path / "locks") == [fingerprint(3)[:2]]
+
+
+def test_a_build_that_publishes_its_own_fingerprint_does_not_deadlock(root: str) -> None:
+    store = CacheStore(root, lock_timeout=10)
+
+    def build(writer: EntryWriter) -> None:
+        with store.writer(writer.fingerprint, metadata={"by": "nested"}) as nested:
+            nested.write_bytes("a.bin", b"nested")
+        writer.write_bytes("a.bin", b"outer")
+
+    entry = store.get_or_create(fingerprint(4), build, metadata={"by": "outer"})
+    assert entry.metadata == {"by": "nested"}  # published first; the outer result reuses it
+    assert store.gc(0).in_use == (fingerprint(4),)  # nothing left locked or half-done
