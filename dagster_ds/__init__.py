@@ -4,24 +4,70 @@ Importing this package is light: it imports neither dagster nor huggingface_hub.
 Dagster integration lives in `dagster_ds.orchestration`.
 """
 
+from dagster_ds.arrow import Column as Column
+from dagster_ds.arrow import Dataset as Dataset
+from dagster_ds.arrow import DatasetDict as DatasetDict
+from dagster_ds.errors import CastError as CastError
+from dagster_ds.errors import ClassLabelError as ClassLabelError
+from dagster_ds.errors import ColumnMismatchError as ColumnMismatchError
+from dagster_ds.errors import ColumnNotFoundError as ColumnNotFoundError
 from dagster_ds.errors import DagsterDsError as DagsterDsError
 from dagster_ds.errors import DagsterDsWarning as DagsterDsWarning
+from dagster_ds.errors import DataFilesNotFoundError as DataFilesNotFoundError
+from dagster_ds.errors import DuplicateColumnError as DuplicateColumnError
+from dagster_ds.errors import FeatureError as FeatureError
+from dagster_ds.errors import InvalidArgumentError as InvalidArgumentError
+from dagster_ds.errors import InvalidFingerprintError as InvalidFingerprintError
+from dagster_ds.errors import MalformedFileError as MalformedFileError
+from dagster_ds.errors import NotASavedDatasetError as NotASavedDatasetError
+from dagster_ds.errors import TransformOutputError as TransformOutputError
 from dagster_ds.errors import UnhashableError as UnhashableError
 from dagster_ds.errors import UnhashableTransformWarning as UnhashableTransformWarning
+from dagster_ds.errors import UnsupportedFeatureWarning as UnsupportedFeatureWarning
+from dagster_ds.features import ClassLabel as ClassLabel
+from dagster_ds.features import Features as Features
+from dagster_ds.features import List as List
+from dagster_ds.features import Sequence as Sequence
+from dagster_ds.features import Value as Value
 from dagster_ds.fingerprint import Hasher as Hasher
 from dagster_ds.fingerprint import explain as explain
 from dagster_ds.fingerprint import generate_random_fingerprint as generate_random_fingerprint
 from dagster_ds.fingerprint import update_fingerprint as update_fingerprint
+from dagster_ds.load import load_dataset as load_dataset
+from dagster_ds.load import load_from_disk as load_from_disk
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CastError",
+    "ClassLabel",
+    "ClassLabelError",
+    "Column",
+    "ColumnMismatchError",
+    "ColumnNotFoundError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "DataFilesNotFoundError",
+    "Dataset",
+    "DatasetDict",
+    "DuplicateColumnError",
+    "FeatureError",
+    "Features",
     "Hasher",
+    "InvalidArgumentError",
+    "InvalidFingerprintError",
+    "List",
+    "MalformedFileError",
+    "NotASavedDatasetError",
+    "Sequence",
+    "TransformOutputError",
     "UnhashableError",
     "UnhashableTransformWarning",
+    "UnsupportedFeatureWarning",
+    "Value",
     "explain",
     "generate_random_fingerprint",
+    "load_dataset",
+    "load_from_disk",
     "update_fingerprint",
 ]

@@ -17,6 +17,7 @@ import click
 
 from dagster_ds.cache._cli import cache_group
 from dagster_ds.fingerprint import HashNode, explain
+from dagster_ds.testing._cli import hub_group
 
 
 @click.group()
@@ -40,3 +41,6 @@ def explain_command(old: Path, new: Path) -> None:
     """Say which components differ between two recorded hash trees (JSON files)."""
     trees = [HashNode.from_dict(json.loads(path.read_text())) for path in (old, new)]
     click.echo(str(explain(*trees)))
+
+
+main.add_command(hub_group)

@@ -5,39 +5,102 @@ Where callers reasonably expect a builtin (``except TypeError``), the subclass
 inherits that builtin too::
 
     DagsterDsError
-    ├── UnhashableError (TypeError)              an object cannot be fingerprinted
-    └── CacheError                               a cache operation failed
-        ├── InvalidFingerprintError (ValueError) not 32 lowercase hex characters
-        ├── CacheMetadataError (TypeError)       entry metadata is not JSON data
-        ├── CacheWriterError (ValueError)        an entry writer was misused
-        ├── CacheFileNotFoundError (KeyError)    an entry has no file of that name
-        ├── CacheFormatError (ValueError)        an entry's manifest format is unsupported
-        ├── CacheLockTimeoutError (TimeoutError) waited too long for a fingerprint's lock
-        └── CacheEntryInUseError (RuntimeError)  an entry to remove is leased by a reader
+    ├── UnhashableError (TypeError)     an object cannot be fingerprinted
+    ├── FeatureError (ValueError)       a feature type is malformed or not supported
+    │   └── ClassLabelError             a label name or integer is not in a ClassLabel
+    ├── CastError (ValueError)          data cannot be cast to features without loss
+    │   └── ColumnMismatchError         the column names differ from the features'
+    ├── ColumnNotFoundError (KeyError)  a named column is not in the dataset or file
+    ├── DataFilesNotFoundError (FileNotFoundError)  a data_files path or pattern matches no file
+    ├── InvalidDataFilesError (TypeError)  data_files is not a path, list or dict of paths
+    ├── UnknownFormatError (ValueError)  no reader, writer or output format of that name
+    ├── FormatOptionError (ValueError)  a read/write option is invalid or not accepted
+    ├── MalformedFileError (ValueError)  a file's content cannot be parsed (path, line)
+    ├── InvalidFilterError (ValueError)  a Parquet filter is not valid DNF or an Expression
+    ├── RowGroupIndexError (IndexError)  a Parquet row group index is out of range
+    ├── SchemaMismatchError (ValueError)  a batch does not fit the schema being written
+    ├── UnsupportedTypeError (TypeError)  a column type cannot be written in a format
+    ├── DuplicateColumnError (ValueError)  two columns would share a name
+    ├── InvalidArgumentError (ValueError)  an argument's value cannot work
+    ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
+    ├── TransformOutputError (ValueError)  a map/filter function returned unusable output
+    ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
+    ├── CacheError                                  a cache operation failed
+    │   ├── CacheMetadataError (TypeError)          entry metadata is not JSON data
+    │   ├── CacheWriterError (ValueError)           an entry writer was misused
+    │   ├── CacheFileNotFoundError (KeyError)       an entry has no file of that name
+    │   ├── CacheFormatError (ValueError)           an entry's manifest format is unsupported
+    │   └── CacheLockTimeoutError (TimeoutError)    waited too long for a fingerprint's lock
+    └── LocalHubError                               the local Hub server failed or refused
+        ├── LocalHubStartError (RuntimeError)       the server did not start listening
+        ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
+        ├── HubUnauthorizedError (PermissionError)  a request had a missing or wrong token
+        ├── HubBadRequestError (ValueError)         a request payload is malformed
+        ├── HubConflictError (ValueError)           a repo, branch or tag already exists
+        │   └── HubStaleParentError                 ``parent_commit`` is no longer the head
+        └── HubNotFoundError (LookupError)          something a request names does not exist
+            ├── HubRepositoryNotFoundError          no such repository
+            ├── HubRevisionNotFoundError            no such branch, tag, PR ref or commit
+            └── HubEntryNotFoundError               no such file or folder at that revision
 
     DagsterDsWarning (UserWarning)
     ├── UnhashableTransformWarning      a transform got a random fingerprint
+    ├── UnsupportedFeatureWarning       stored features hold a type we do not model
     └── CacheCorruptionWarning          a corrupt cache entry was quarantined
 
 Messages say what failed, show the offending value, and say how to fix it.
+
+The ``Hub*`` errors are raised by the local Hub server's storage
+(`dagster_ds.testing`); the server turns each into the HTTP status and
+``X-Error-Code`` the real Hub uses, so ``huggingface_hub`` raises its own
+classes (``RepositoryNotFoundError``, ``RevisionNotFoundError``, ...).
 """
 
 from __future__ import annotations
 
 __all__ = [
     "CacheCorruptionWarning",
-    "CacheEntryInUseError",
     "CacheError",
     "CacheFileNotFoundError",
     "CacheFormatError",
     "CacheLockTimeoutError",
     "CacheMetadataError",
     "CacheWriterError",
+    "CastError",
+    "ClassLabelError",
+    "ColumnMismatchError",
+    "ColumnNotFoundError",
     "DagsterDsError",
     "DagsterDsWarning",
+    "DataFilesNotFoundError",
+    "DuplicateColumnError",
+    "FeatureError",
+    "FormatOptionError",
+    "HubBadRequestError",
+    "HubConflictError",
+    "HubDataDirError",
+    "HubEntryNotFoundError",
+    "HubNotFoundError",
+    "HubRepositoryNotFoundError",
+    "HubRevisionNotFoundError",
+    "HubStaleParentError",
+    "HubUnauthorizedError",
+    "InvalidArgumentError",
+    "InvalidDataFilesError",
+    "InvalidFilterError",
     "InvalidFingerprintError",
+    "LocalHubError",
+    "LocalHubStartError",
+    "MalformedFileError",
+    "NotASavedDatasetError",
+    "RowGroupIndexError",
+    "SchemaMismatchError",
+    "TransformOutputError",
     "UnhashableError",
     "UnhashableTransformWarning",
+    "UnknownFormatError",
+    "UnsupportedFeatureWarning",
+    "UnsupportedTypeError",
 ]
 
 
@@ -68,24 +131,154 @@ class UnhashableError(DagsterDsError, TypeError):
         return f"{where}: {self.reason}"
 
 
-class DagsterDsWarning(UserWarning):
-    """Base class of every warning emitted by dagster_ds."""
+class FeatureError(DagsterDsError, ValueError):
+    """A feature type is malformed (a bad dtype string) or not supported."""
 
 
-class UnhashableTransformWarning(DagsterDsWarning):
-    """A transform could not be hashed, so its result gets a random fingerprint."""
+class ClassLabelError(FeatureError):
+    """A label name or integer is not one of a `ClassLabel`'s classes."""
 
 
-class CacheCorruptionWarning(DagsterDsWarning):
-    """A cache entry failed its size or checksum check; it was quarantined and is recomputed."""
+class CastError(DagsterDsError, ValueError):
+    """Data cannot be cast to the requested features without losing information.
+
+    It is raised when the types cannot be converted at all (a list to an integer)
+    and when one value cannot be converted without loss (``2`` to ``bool``); the
+    message then names the first offending row and its value.
+
+    Attributes:
+        column: The column, with the path inside it for nested data
+            (``"answers.text[]"``); None when the whole table is concerned.
+        source: The Arrow type of the data, as a string.
+        target: The requested type, as a string.
+        row: The index of the first offending row, or None for a type-level failure.
+        value: The offending value (None for a type-level failure).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        column: str | None = None,
+        source: str | None = None,
+        target: str | None = None,
+        row: int | None = None,
+        value: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.column = column
+        self.source = source
+        self.target = target
+        self.row = row
+        self.value = value
+
+
+class ColumnMismatchError(CastError):
+    """The data's column names differ from the features' column names.
+
+    Attributes:
+        missing: Columns the features define and the data lacks.
+        extra: Columns the data has and the features do not define.
+    """
+
+    def __init__(self, message: str, *, missing: list[str], extra: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+        self.extra = extra
+
+
+class DataFilesNotFoundError(DagsterDsError, FileNotFoundError):
+    """A ``data_files`` path, directory or glob pattern matches no data file.
+
+    Attributes:
+        pattern: The path or pattern as resolved (absolute, with its protocol).
+        searched: The folder that was searched.
+    """
+
+    def __init__(self, message: str, *, pattern: str, searched: str) -> None:
+        self.pattern = pattern
+        self.searched = searched
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class InvalidDataFilesError(DagsterDsError, TypeError):
+    """``data_files`` is not a path, a list of paths or a dict of splits to paths."""
+
+
+class UnknownFormatError(DagsterDsError, ValueError):
+    """No reader or writer matches a file's extension, or files mix formats."""
+
+
+class FormatOptionError(DagsterDsError, ValueError):
+    """A read or write option is invalid, or not accepted by the chosen format."""
+
+
+class MalformedFileError(DagsterDsError, ValueError):
+    """A file's content cannot be parsed; the message names the file and the line.
+
+    Attributes:
+        path: The file's URL or path.
+        line: The 1-based line number of the offending line, when known.
+        excerpt: The start of the offending line, when known.
+    """
+
+    def __init__(
+        self, message: str, *, path: str, line: int | None = None, excerpt: str | None = None
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.excerpt = excerpt
+        super().__init__(message)
+
+
+class InvalidFilterError(DagsterDsError, ValueError):
+    """A row filter is neither valid DNF (list of tuples) nor a usable Expression."""
+
+
+class RowGroupIndexError(DagsterDsError, IndexError):
+    """A Parquet row group index is outside the file's row groups."""
+
+
+class SchemaMismatchError(DagsterDsError, ValueError):
+    """A batch passed to a writer does not fit the schema of the file being written."""
+
+
+class UnsupportedTypeError(DagsterDsError, TypeError):
+    """A column's type cannot be written in the requested format (e.g. a list in CSV)."""
+
+
+class ColumnNotFoundError(DagsterDsError, KeyError):
+    """A column named by a transform or a reader is not in the dataset or file."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateColumnError(DagsterDsError, ValueError):
+    """A transform would give two columns the same name."""
+
+
+class InvalidArgumentError(DagsterDsError, ValueError):
+    """An argument's value cannot work (a size out of range, conflicting options)."""
+
+
+class InvalidFingerprintError(DagsterDsError, ValueError):
+    """A fingerprint is not 32 lowercase hexadecimal characters."""
+
+
+class TransformOutputError(DagsterDsError, ValueError):
+    """A map or filter function returned output that cannot become a dataset."""
+
+
+class NotASavedDatasetError(DagsterDsError, FileNotFoundError):
+    """load_from_disk found no dataset saved by save_to_disk at a path."""
 
 
 class CacheError(DagsterDsError):
     """A cache operation failed."""
-
-
-class InvalidFingerprintError(CacheError, ValueError):
-    """A fingerprint is not 32 lowercase hexadecimal characters."""
 
 
 class CacheMetadataError(CacheError, TypeError):
@@ -112,5 +305,64 @@ class CacheLockTimeoutError(CacheError, TimeoutError):
     """Waiting for another process building the same fingerprint took too long."""
 
 
-class CacheEntryInUseError(CacheError, RuntimeError):
-    """A cache entry cannot be removed because a live reader holds a lease on it."""
+class LocalHubError(DagsterDsError):
+    """The local Hub server (`dagster_ds.testing`) failed or refused a request."""
+
+
+class LocalHubStartError(LocalHubError, RuntimeError):
+    """The local Hub server did not start listening (port taken, startup timeout)."""
+
+
+class HubDataDirError(LocalHubError, ValueError):
+    """The data folder given to the local Hub server is not a local Hub store."""
+
+
+class HubUnauthorizedError(LocalHubError, PermissionError):
+    """A request to the local Hub server had a missing or wrong token."""
+
+
+class HubBadRequestError(LocalHubError, ValueError):
+    """A request to the local Hub server has a malformed payload or argument."""
+
+
+class HubConflictError(LocalHubError, ValueError):
+    """A repository, branch or tag that a request creates already exists."""
+
+
+class HubStaleParentError(HubConflictError):
+    """A commit's ``parent_commit`` is no longer the head of the branch it targets."""
+
+
+class HubNotFoundError(LocalHubError, LookupError):
+    """Something a request to the local Hub server names does not exist."""
+
+
+class HubRepositoryNotFoundError(HubNotFoundError):
+    """No repository with that type and id exists on the local Hub server."""
+
+
+class HubRevisionNotFoundError(HubNotFoundError):
+    """No branch, tag, pull-request ref or commit with that name exists in the repository."""
+
+
+class HubEntryNotFoundError(HubNotFoundError):
+    """No file or folder with that path exists at the requested revision."""
+
+
+class DagsterDsWarning(UserWarning):
+    """Base class of every warning emitted by dagster_ds."""
+
+
+class UnhashableTransformWarning(DagsterDsWarning):
+    """A transform could not be hashed, so its result gets a random fingerprint."""
+
+
+class UnsupportedFeatureWarning(DagsterDsWarning):
+    """Stored features name a type dagster_ds does not model (e.g. ``Image``).
+
+    The column's feature is then inferred from its Arrow type instead.
+    """
+
+
+class CacheCorruptionWarning(DagsterDsWarning):
+    """A cache entry failed its size or checksum check; it was quarantined and is recomputed."""

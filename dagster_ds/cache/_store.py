@@ -29,7 +29,7 @@ from dagster_ds.cache._switch import temporary_root
 from dagster_ds.cache._usage import EntryInfo, describe
 from dagster_ds.cache._verify import CHECKSUM_POLICIES, ChecksumPolicy, VerifyReport
 from dagster_ds.cache._writer import EntryWriter
-from dagster_ds.errors import CacheEntryInUseError, CacheLockTimeoutError
+from dagster_ds.errors import CacheLockTimeoutError
 
 
 class CacheStore:
@@ -371,11 +371,10 @@ class CacheStore:
         return tuple(clean_tmp(self._layout, seconds, self._try_lock))
 
     def remove(self, fingerprint: str, *, force: bool = False) -> bool:
-        """Remove one entry; return whether it existed.
+        """Remove one entry; return whether it was removed.
 
-        Raises:
-            CacheEntryInUseError: A live process holds it open (pass ``force=True``
-                to remove it anyway; on local folders open files stay readable).
+        An entry held open by a live process is kept (False) unless ``force``;
+        forced, on local folders, files already open or mapped stay readable.
 
         Example:
             >>> CacheStore("memory://remove-doc").remove("4" * 32)
@@ -389,9 +388,4 @@ class CacheStore:
             outcome = evict(self._layout, key, foreign_ttl=self._foreign_lease_ttl, force=force)
         finally:
             lock.release()
-        if outcome is Eviction.IN_USE:
-            raise CacheEntryInUseError(
-                f"Cache entry {key!r} in {self.root!r} is held open by a live process; close it "
-                "there first, or pass force=True."
-            )
         return outcome is Eviction.EVICTED

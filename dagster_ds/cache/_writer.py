@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
@@ -21,7 +21,7 @@ import xxhash
 
 from dagster_ds.cache._json import JSONValue
 from dagster_ds.cache._layout import RESERVED_NAMES
-from dagster_ds.cache._manifest import FileRecord, Manifest, now_iso
+from dagster_ds.cache._manifest import FileRecord, Manifest, check_metadata, now_iso
 from dagster_ds.cache._storage import Storage
 from dagster_ds.errors import CacheWriterError
 
@@ -190,6 +190,18 @@ class EntryWriter:
             file = _HashingFile(raw, self._storage, name, self._closed)
             self._open[name] = file
             return file
+
+    def update_metadata(self, values: Mapping[str, object]) -> None:
+        """Add to the entry's metadata what is known only once it is written (``num_rows``...).
+
+        Raises:
+            CacheMetadataError: ``values`` is not JSON data.
+            CacheWriterError: The writer is closed.
+        """
+        checked = check_metadata(self._fingerprint, values)
+        with self._lock:
+            self._check_writing()
+            self._metadata = {**self._metadata, **checked}
 
     def write_bytes(self, name: str, data: bytes) -> None:
         """Write a whole file at once (`open`, write, close)."""

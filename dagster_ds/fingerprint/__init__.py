@@ -15,6 +15,7 @@ from dagster_ds.fingerprint._tree import Explanation as Explanation
 from dagster_ds.fingerprint._tree import HashNode as HashNode
 from dagster_ds.fingerprint._update import EXECUTION_ONLY_ARGUMENTS as EXECUTION_ONLY_ARGUMENTS
 from dagster_ds.fingerprint._update import describe_transform as describe_transform
+from dagster_ds.fingerprint._update import fingerprint_transform as fingerprint_transform
 from dagster_ds.fingerprint._update import (
     generate_random_fingerprint as generate_random_fingerprint,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Hasher",
     "describe_transform",
     "explain",
+    "fingerprint_transform",
     "generate_random_fingerprint",
     "update_fingerprint",
 ]

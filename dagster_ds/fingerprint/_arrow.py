@@ -1,4 +1,4 @@
-# pyarrow expose untyped or loosely generic APIs; strict mode stays on except for
+# pyarrow exposes untyped or loosely generic APIs; strict mode stays on except for
 # the propagation of their unknown types.
 # pyright: reportUnknownMemberType=false, reportUnknownArgumentType=false
 # pyright: reportUnknownVariableType=false, reportUnknownParameterType=false
@@ -6,17 +6,18 @@
 """Content digests of Arrow data, computed from buffers and independent of chunking.
 
 A column is hashed as a set of byte *streams* (null positions, fixed-width
-values, value lengths, value bytes, and the streams of child columns). Each
-chunk appends to the streams, so two columns with equal values produce equal
-streams however they are split into chunks or sliced. Python objects are made
-only for the rare types that have no buffer layout to read (unions).
+values, value lengths, value bytes, and the streams of child columns). Chunks
+append to the streams in order, so equal values produce equal streams however
+they are split into chunks or sliced. Compute kernels run over runs of chunks
+at once (a `ChunkedArray` window), so Python only feeds buffer slices to xxh3.
+Python objects are made only for the rare types with no buffer layout (unions).
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator
-from typing import Any
+import struct
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,9 +25,10 @@ import xxhash
 
 ArrowData = pa.Table | pa.RecordBatch | pa.Array | pa.ChunkedArray
 
-# Consecutive chunks smaller than this are concatenated before hashing: one
-# compute call per few MiB instead of one per tiny chunk, with bounded copies.
-_GROUP_BYTES = 4 << 20
+# A window of consecutive chunks handed to compute kernels at once: large enough
+# to amortise per-call overhead, small enough to bound the copies that dropping
+# nulls or decoding dictionaries makes.
+_WINDOW_BYTES = 64 << 20
 
 
 class _ColumnStreams:
@@ -38,43 +40,43 @@ class _ColumnStreams:
         self.nulls = xxhash.xxh3_128()
         self.values = xxhash.xxh3_128()
         self.data = xxhash.xxh3_128()
-        self.children: list[_ColumnStreams] = [
-            _ColumnStreams(child) for child in _child_types(self.type)
-        ]
+        self.children = [_ColumnStreams(child) for child in _child_types(self.type)]
 
-    def feed(self, array: pa.Array) -> None:
-        array = _normalise_array(array)
-        first_row, self.rows = self.rows, self.rows + len(array)
-        if array.null_count:
-            positions = pc.indices_nonzero(array.is_null())
-            self.nulls.update(_values_buffer(pc.add(positions, pa.scalar(first_row, pa.uint64()))))
-            array = array.filter(array.is_valid())
-        self._feed_valid(array)
-
-    def _feed_valid(self, array: pa.Array) -> None:
-        arrow_type = array.type
-        if len(array) == 0 or pa.types.is_null(arrow_type):
+    def feed(self, column: pa.ChunkedArray) -> None:
+        """Append the values of ``column`` (whose type is ``self.type`` once normalised)."""
+        column = _normalise(column)
+        first_row, self.rows = self.rows, self.rows + len(column)
+        if column.null_count:
+            positions = pc.add(
+                pc.indices_nonzero(column.is_null()), pa.scalar(first_row, pa.uint64())
+            )
+            _update_values(self.nulls, positions)
+            column = column.filter(column.is_valid())
+        if len(column) == 0 or pa.types.is_null(self.type):
             return
+        arrow_type = self.type
         if pa.types.is_boolean(arrow_type):
-            self.values.update(_values_buffer(pc.cast(array, pa.uint8())))
+            _update_values(self.values, pc.cast(column, pa.uint8()))
         elif _is_binary_like(arrow_type):
-            self.values.update(_values_buffer(pc.binary_length(array)))  # pyright: ignore[reportCallIssue, reportArgumentType]
-            start, stop = _value_bounds(array)
-            data = array.buffers()[2]
-            if data is not None and stop > start:
-                self.data.update(memoryview(data.slice(start, stop - start)))
+            _update_values(self.values, pc.binary_length(column))  # pyright: ignore[reportCallIssue, reportArgumentType]
+            offset_format = "<q" if _has_large_offsets(arrow_type) else "<i"
+            for chunk in column.chunks:
+                start, stop = _value_bounds(chunk, offset_format)
+                data = chunk.buffers()[2]
+                if data is not None and stop > start:
+                    self.data.update(memoryview(data.slice(start, stop - start)))
         elif pa.types.is_fixed_size_list(arrow_type):
-            self.children[0].feed(array.flatten())  # type: ignore[attr-defined]
-        elif _is_list_like(arrow_type):
-            self.values.update(_values_buffer(pc.list_value_length(array)))
-            self.children[0].feed(array.flatten())  # type: ignore[attr-defined]
+            self.children[0].feed(pc.list_flatten(column))  # pyright: ignore[reportArgumentType]
+        elif pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+            _update_values(self.values, pc.list_value_length(column))
+            self.children[0].feed(pc.list_flatten(column))  # pyright: ignore[reportArgumentType]
         elif pa.types.is_struct(arrow_type):
-            for child, values in zip(self.children, array.flatten(), strict=True):  # type: ignore[attr-defined]
+            for child, values in zip(self.children, column.flatten(), strict=True):
                 child.feed(values)
         elif _has_fixed_width(arrow_type):
-            self.values.update(_values_buffer(array))
+            _update_values(self.values, column)
         else:
-            for value in array.to_pylist():
+            for value in column.to_pylist():
                 self.values.update(pickle.dumps(value, protocol=4))
 
     def digest(self) -> bytes:
@@ -90,12 +92,13 @@ class _ColumnStreams:
 
 def _hashable_type(arrow_type: pa.DataType) -> pa.DataType:
     """The type whose buffers are hashed: encodings are decoded to their values."""
-    if isinstance(arrow_type, pa.ExtensionType):
+    if isinstance(arrow_type, pa.BaseExtensionType):
         return _hashable_type(arrow_type.storage_type)
-    if isinstance(arrow_type, pa.DictionaryType):
+    if isinstance(arrow_type, pa.DictionaryType | pa.RunEndEncodedType):
         return _hashable_type(arrow_type.value_type)
-    if isinstance(arrow_type, pa.RunEndEncodedType):
-        return _hashable_type(arrow_type.value_type)
+    if isinstance(arrow_type, pa.MapType):
+        entries = pa.struct([arrow_type.key_field, arrow_type.item_field])
+        return pa.list_(pa.field("entries", entries, nullable=False))
     if pa.types.is_string_view(arrow_type):
         return pa.large_string()
     if pa.types.is_binary_view(arrow_type):
@@ -107,29 +110,26 @@ def _hashable_type(arrow_type: pa.DataType) -> pa.DataType:
     return arrow_type
 
 
-def _normalise_array(array: pa.Array) -> pa.Array:
-    """Decode dictionary, run-end, view and extension arrays to plain layouts."""
-    if isinstance(array, pa.ExtensionArray):
-        return _normalise_array(array.storage)
-    if isinstance(array, pa.DictionaryArray):
-        return _normalise_array(array.dictionary_decode())
-    if pa.types.is_run_end_encoded(array.type):
-        return _normalise_array(pc.run_end_decode(array))  # pyright: ignore[reportAttributeAccessIssue]
-    target = _hashable_type(array.type)
-    if target != array.type:
-        return array.cast(target)
-    return array
+def _normalise(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Decode dictionary, run-end, view and extension columns to plain layouts."""
+    if isinstance(column.type, pa.BaseExtensionType):
+        storage = [chunk.storage for chunk in column.chunks]  # pyright: ignore[reportAttributeAccessIssue]
+        return _normalise(pa.chunked_array(storage, column.type.storage_type))  # pyright: ignore[reportCallIssue, reportArgumentType]
+    if pa.types.is_run_end_encoded(column.type):
+        return _normalise(pc.run_end_decode(column))  # pyright: ignore[reportAttributeAccessIssue]
+    target = _hashable_type(column.type)
+    return column.cast(target) if target != column.type else column
 
 
 def _child_types(arrow_type: pa.DataType) -> list[pa.DataType]:
     if pa.types.is_struct(arrow_type):
         return [arrow_type.field(i).type for i in range(arrow_type.num_fields)]
-    if pa.types.is_map(arrow_type):
-        return [
-            pa.struct([pa.field("key", arrow_type.key_type), arrow_type.item_field])  # type: ignore[attr-defined]
-        ]
-    if _is_list_like(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
-        return [arrow_type.value_type]  # type: ignore[attr-defined]
+    if (
+        pa.types.is_list(arrow_type)
+        or pa.types.is_large_list(arrow_type)
+        or pa.types.is_fixed_size_list(arrow_type)
+    ):
+        return [arrow_type.value_type]
     return []
 
 
@@ -142,14 +142,6 @@ def _is_binary_like(arrow_type: pa.DataType) -> bool:
     )
 
 
-def _is_list_like(arrow_type: pa.DataType) -> bool:
-    return (
-        pa.types.is_list(arrow_type)
-        or pa.types.is_large_list(arrow_type)
-        or pa.types.is_map(arrow_type)
-    )
-
-
 def _has_fixed_width(arrow_type: pa.DataType) -> bool:
     try:
         return arrow_type.bit_width % 8 == 0
@@ -157,50 +149,58 @@ def _has_fixed_width(arrow_type: pa.DataType) -> bool:
         return False
 
 
-def _values_buffer(array: Any) -> memoryview:
-    """The bytes of a fixed-width array's values, honouring its offset and length."""
-    width = array.type.bit_width // 8
-    buffer = array.buffers()[1]
-    return memoryview(buffer.slice(array.offset * width, len(array) * width))
+def _update_values(stream: xxhash.xxh3_128, column: pa.ChunkedArray | pa.Array) -> None:
+    """Feed the value bytes of a fixed-width column, honouring offsets and lengths."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    for chunk in chunks:
+        if len(chunk):
+            width = chunk.type.bit_width // 8
+            buffer = chunk.buffers()[1]
+            if buffer is not None:
+                stream.update(memoryview(buffer.slice(chunk.offset * width, len(chunk) * width)))
 
 
-def _value_bounds(array: pa.Array) -> tuple[int, int]:
+def _has_large_offsets(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_large_string(arrow_type) or pa.types.is_large_binary(arrow_type)
+
+
+def _value_bounds(array: pa.Array, offset_format: str) -> tuple[int, int]:
     """Where a binary-like array's values start and stop in its data buffer."""
-    width = 8 if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type) else 4
-    offsets = memoryview(array.buffers()[1])  # type: ignore[arg-type]
-    first, last = array.offset * width, (array.offset + len(array)) * width
-    start = int.from_bytes(offsets[first : first + width], "little", signed=True)
-    stop = int.from_bytes(offsets[last : last + width], "little", signed=True)
+    offsets = array.buffers()[1]
+    width = struct.calcsize(offset_format)
+    (start,) = struct.unpack_from(offset_format, offsets, array.offset * width)  # type: ignore[arg-type]
+    (stop,) = struct.unpack_from(offset_format, offsets, (array.offset + len(array)) * width)  # type: ignore[arg-type]
     return start, stop
 
 
-def _grouped_chunks(chunks: Iterable[pa.Array]) -> Iterator[pa.Array]:
-    pending: list[pa.Array] = []
-    pending_bytes = 0
-    for chunk in chunks:
-        if len(chunk) == 0:
-            continue
-        size = chunk.get_total_buffer_size()
-        if size >= _GROUP_BYTES:
-            if pending:
-                yield pa.concat_arrays(pending)
-                pending, pending_bytes = [], 0
-            yield chunk
-            continue
-        pending.append(chunk)
-        pending_bytes += size
-        if pending_bytes >= _GROUP_BYTES:
-            yield pa.concat_arrays(pending)
-            pending, pending_bytes = [], 0
-    if pending:
-        yield pa.concat_arrays(pending) if len(pending) > 1 else pending[0]
+def _windows(column: pa.ChunkedArray) -> Iterator[pa.ChunkedArray]:
+    """Runs of consecutive chunks of at most about `_WINDOW_BYTES` each."""
+    if column.nbytes <= _WINDOW_BYTES:
+        yield column
+        return
+    window: list[pa.Array] = []
+    size = 0
+    for chunk in column.chunks:
+        window.append(chunk)
+        size += chunk.nbytes
+        if size >= _WINDOW_BYTES:
+            yield pa.chunked_array(window, column.type)
+            window, size = [], 0
+    if window:
+        yield pa.chunked_array(window, column.type)
 
 
-def _column_digest(arrow_type: pa.DataType, chunks: Iterable[pa.Array]) -> bytes:
-    streams = _ColumnStreams(arrow_type)
-    for chunk in _grouped_chunks(chunks):
-        streams.feed(chunk)
+def _column_digest(column: pa.ChunkedArray) -> bytes:
+    streams = _ColumnStreams(column.type)
+    for window in _windows(column):
+        streams.feed(window)
     return streams.digest()
+
+
+def _as_chunked(column: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
+    return (
+        column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column], column.type)
+    )
 
 
 def arrow_digest(data: ArrowData) -> str:
@@ -215,12 +215,10 @@ def arrow_digest(data: ArrowData) -> str:
         digest.update(b"arrow-table")
         digest.update(data.num_rows.to_bytes(8, "little"))
         for field, column in zip(data.schema, data.columns, strict=True):
-            chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
             digest.update(field.name.encode())
             digest.update(b"\0nullable" if field.nullable else b"\0required")
-            digest.update(_column_digest(field.type, chunks))
+            digest.update(_column_digest(_as_chunked(column)))
     else:
-        chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]
         digest.update(b"arrow-array")
-        digest.update(_column_digest(data.type, chunks))
+        digest.update(_column_digest(_as_chunked(data)))
     return digest.hexdigest()

@@ -1,9 +1,11 @@
 """Normalised code objects and the global names a function reads."""
 
 from __future__ import annotations
+import __future__
 
 import dis
 import functools
+import inspect
 from types import CodeType
 
 # Attributes that identify what code does. File names, line tables, first line
@@ -38,8 +40,27 @@ def code_fields(code: CodeType) -> tuple[object, ...]:
         ("code", code_fields(const)) if isinstance(const, CodeType) else const
         for const in code.co_consts
     )
-    own = tuple(getattr(code, name, None) for name in _CODE_ATTRIBUTES)
+    own = tuple(
+        _flags(code) if name == "co_flags" else getattr(code, name, None)
+        for name in _CODE_ATTRIBUTES
+    )
     return (*own, constants)
+
+
+# CO_NESTED only says where a function was defined (closures are hashed as
+# cells); __future__ flags are per-module compiler switches, not behaviour.
+def _ignored_flags() -> int:
+    flags = inspect.CO_NESTED
+    for feature in __future__.all_feature_names:
+        flags |= int(getattr(__future__, feature).compiler_flag)
+    return flags
+
+
+_IGNORED_FLAGS = _ignored_flags()
+
+
+def _flags(code: CodeType) -> int:
+    return code.co_flags & ~_IGNORED_FLAGS
 
 
 @functools.lru_cache(maxsize=4096)

@@ -27,6 +27,18 @@ class ModuleOrigin:
         return self.kind == "user"
 
 
+# dagster_ds is versioned library code even in an editable install: its classes
+# (Features, say) are hashed by reference and version, not by their source.
+_OWN_PACKAGE = "dagster_ds"
+
+
+def _own_version() -> str:
+    try:
+        return importlib.metadata.version("dagster-ds")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _normalise(path: str) -> str:
     return os.path.normcase(os.path.realpath(path)) + os.sep
 
@@ -71,11 +83,13 @@ def module_origin(module_name: str) -> ModuleOrigin:
     installs) is the user's and is hashed by value.
     """
     module = sys.modules.get(module_name)
-    if module is None:
+    if module is None or module_name == "__main__":
         return ModuleOrigin("user")
+    if module_name.partition(".")[0] == _OWN_PACKAGE:
+        return ModuleOrigin("installed", f"dagster-ds=={_own_version()}")
     file = getattr(module, "__file__", None)
     if not file:
-        if module_name == "__main__" or hasattr(module, "__path__"):
+        if hasattr(module, "__path__"):
             return ModuleOrigin("user")
         return ModuleOrigin("builtin", f"python=={sys.version_info[0]}.{sys.version_info[1]}")
     path = _normalise(file)

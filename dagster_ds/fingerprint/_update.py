@@ -74,11 +74,28 @@ def update_fingerprint(fingerprint: str, transform: str, args: Mapping[str, Any]
         ... )
         True
     """
+    return fingerprint_transform(fingerprint, transform, args)[0]
+
+
+def fingerprint_transform(
+    fingerprint: str, transform: str, args: Mapping[str, Any]
+) -> tuple[str, HashNode | None]:
+    """`update_fingerprint`, also returning the hash tree (None if it was random).
+
+    The tree can be stored next to a cached result so that `explain` can later
+    say why two results differ, in another process.
+
+    Example:
+        >>> fp, tree = fingerprint_transform("0" * 32, "map", {"batched": True})
+        >>> tree.components["argument 'batched'"].label
+        "argument 'batched'"
+    """
     try:
-        return describe_transform(fingerprint, transform, args).digest
+        tree = describe_transform(fingerprint, transform, args)
     except UnhashableError as error:
         _warn_once(transform, error)
-        return generate_random_fingerprint()
+        return generate_random_fingerprint(), None
+    return tree.digest, tree
 
 
 def generate_random_fingerprint() -> str:

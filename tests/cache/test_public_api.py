@@ -10,7 +10,6 @@ import pytest
 import dagster_ds.cache
 import dagster_ds.errors
 from dagster_ds.errors import (
-    CacheEntryInUseError,
     CacheError,
     CacheFileNotFoundError,
     CacheFormatError,
@@ -45,19 +44,19 @@ def test_public_names_are_documented_with_an_example() -> None:
 
 def test_errors_fit_the_hierarchy() -> None:
     expected = {
-        CacheEntryInUseError: RuntimeError,
         CacheFileNotFoundError: KeyError,
         CacheFormatError: ValueError,
         CacheLockTimeoutError: TimeoutError,
         CacheMetadataError: TypeError,
         CacheWriterError: ValueError,
-        InvalidFingerprintError: ValueError,
     }
     for error, builtin in expected.items():
         assert issubclass(error, CacheError)
         assert issubclass(error, builtin)
         assert error.__name__ in (dagster_ds.errors.__doc__ or "")  # listed in the tree
     assert issubclass(CacheError, DagsterDsError)
+    assert issubclass(InvalidFingerprintError, DagsterDsError)
+    assert issubclass(InvalidFingerprintError, ValueError)
     assert dagster_ds.errors.__all__ == sorted(dagster_ds.errors.__all__)
 
 

@@ -94,6 +94,16 @@ def test_files_left_open_are_closed_and_recorded(root: str) -> None:
     assert entry.size == 10
 
 
+def test_metadata_known_after_writing_is_added(root: str) -> None:
+    store = CacheStore(root)
+    with store.writer(fingerprint(13), metadata={"transform": "map"}) as writer:
+        writer.write_bytes(DATA, b"rows")
+        writer.update_metadata({"num_rows": 4})
+    assert writer.entry.metadata == {"transform": "map", "num_rows": 4}
+    with pytest.raises(CacheWriterError, match="committed"):
+        writer.update_metadata({"late": True})
+
+
 def test_an_entry_without_files_is_allowed(root: str) -> None:
     store = CacheStore(root)
     with store.writer(fingerprint(5), metadata={"num_rows": 0}):

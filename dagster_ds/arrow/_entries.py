@@ -1,0 +1,110 @@
+"""Arrow IPC files in cache entries: written batch by batch, read memory-mapped."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+
+import pyarrow as pa
+
+from dagster_ds.cache import CacheEntry, EntryWriter
+
+INDICES_FILE = "indices.arrow"
+# A new data file is started after this many bytes, so no single file is huge.
+_MAX_FILE_BYTES = 512 << 20
+
+
+class TableSink:
+    """Writes record batches into an entry's ``data-NNNNN.arrow`` files.
+
+    A batch whose schema differs from the current file's (a column that was
+    all null and now has values, say) starts a new file; `schema` is the
+    unification of every batch's schema, which reading casts to.
+    """
+
+    def __init__(self, writer: EntryWriter) -> None:
+        self._writer = writer
+        self._file: io.BufferedIOBase | None = None
+        self._ipc: pa.ipc.RecordBatchFileWriter | None = None
+        self._file_schema: pa.Schema | None = None
+        self._file_bytes = 0
+        self._count = 0
+        self.schemas: list[pa.Schema] = []
+        self.num_rows = 0
+
+    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+        if data.num_rows == 0 and self._ipc is not None:
+            return
+        if (
+            self._ipc is None
+            or data.schema != self._file_schema
+            or self._file_bytes > _MAX_FILE_BYTES
+        ):
+            self._open(data.schema)
+        assert self._ipc is not None
+        if isinstance(data, pa.Table):
+            self._ipc.write_table(data)
+        else:
+            self._ipc.write_batch(data)
+        self._file_bytes += data.nbytes
+        self.num_rows += data.num_rows
+
+    def close(self, empty_schema: pa.Schema | None = None) -> pa.Schema:
+        """Finish the last file and return the unified schema of everything written."""
+        if self._ipc is None:
+            self._open(empty_schema or pa.schema([]))
+        self._close_file()
+        return pa.unify_schemas(self.schemas, promote_options="permissive")
+
+    def _open(self, schema: pa.Schema) -> None:
+        self._close_file()
+        self._file = self._writer.open(f"data-{self._count:05d}.arrow")
+        self._ipc = pa.ipc.new_file(self._file, schema)
+        self._file_schema = schema
+        self._file_bytes = 0
+        self._count += 1
+        self.schemas.append(schema)
+
+    def _close_file(self) -> None:
+        if self._ipc is not None and self._file is not None:
+            self._ipc.close()
+            self._file.close()
+        self._ipc = None
+        self._file = None
+
+
+def write_indices(writer: EntryWriter, indices: pa.Array) -> None:
+    """Write an indices mapping (uint64) as the entry's only file."""
+    table = pa.table({"indices": indices.cast(pa.uint64())})
+    with writer.open(INDICES_FILE) as file, pa.ipc.new_file(file, table.schema) as ipc:
+        ipc.write_table(table)
+
+
+def _read_file(entry: CacheEntry, name: str) -> pa.Table:
+    path = entry.local_path(name)
+    if path is not None:
+        return pa.ipc.open_file(pa.memory_map(path)).read_all()
+    with entry.open(name) as file:
+        return pa.ipc.open_file(pa.py_buffer(file.read())).read_all()
+
+
+def read_table(entry: CacheEntry, schema: pa.Schema | None = None) -> pa.Table:
+    """The entry's data files as one table, memory-mapped when the cache is local."""
+    names = sorted(name for name in entry.files if name.startswith("data-"))
+    tables = [_read_file(entry, name) for name in names]
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    if schema is not None and table.schema != schema:
+        table = table.cast(schema)
+    return table
+
+
+def read_indices(entry: CacheEntry) -> pa.UInt64Array:
+    """The entry's indices mapping."""
+    column = _read_file(entry, INDICES_FILE).column("indices")
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+
+
+def batches_of(table: pa.Table, batch_size: int) -> Iterable[pa.Table]:
+    """Zero-copy slices of ``table`` with ``batch_size`` rows each (the last may be shorter)."""
+    for start in range(0, table.num_rows, batch_size):
+        yield table.slice(start, batch_size)

@@ -1,0 +1,107 @@
+"""Dataset.filter: keep the examples a predicate accepts, as an indices mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dagster_ds.arrow._formatting import OutputFormat
+from dagster_ds.arrow._results import indices_result, plan
+from dagster_ds.errors import TransformOutputError
+from dagster_ds.progress import progress_bar
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow._dataset import Dataset
+
+
+def filter_dataset(
+    dataset: Dataset,
+    function: Callable[..., Any] | None,
+    *,
+    with_indices: bool,
+    input_columns: Sequence[str] | None,
+    batched: bool,
+    batch_size: int,
+    fn_kwargs: Mapping[str, Any],
+    load_from_cache_file: bool,
+    new_fingerprint: str | None,
+    desc: str | None,
+) -> Dataset:
+    """Keep the rows for which ``function`` is true (see `Dataset.filter`)."""
+    columns = tuple(input_columns) if input_columns is not None else None
+    dataset._require_columns(columns or (), "filter(input_columns=...)")  # pyright: ignore[reportPrivateUsage]
+    args = {
+        "function": function,
+        "with_indices": with_indices,
+        "input_columns": columns,
+        "batched": batched,
+        "batch_size": batch_size if batched else None,
+        "fn_kwargs": dict(fn_kwargs),
+    }
+    transform = plan(dataset, "filter", args, new_fingerprint)
+    output_format: OutputFormat = dataset._output_format  # pyright: ignore[reportPrivateUsage]
+    step = batch_size if batched else 1000
+
+    def keep(table: pa.Table, offset: int) -> pa.Array:
+        assert function is not None
+        inputs = table.select(list(columns)) if columns is not None else table
+        where = f"rows {offset} to {offset + table.num_rows - 1}"
+        if batched:
+            batch = output_format.batch(inputs)
+            call: list[Any] = [batch] if columns is None else [batch[c] for c in columns]
+            if with_indices:
+                call.append(list(range(offset, offset + table.num_rows)))
+            mask = _as_mask(function(*call, **fn_kwargs), table.num_rows, where)
+        else:
+            plain = output_format == OutputFormat()
+            rows = (
+                inputs.to_pylist()
+                if plain
+                else [output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
+            )
+            verdicts = []
+            for index, row in enumerate(rows):
+                call = [row] if columns is None else [row[c] for c in columns]
+                if with_indices:
+                    call.append(offset + index)
+                verdicts.append(function(*call, **fn_kwargs))
+            mask = _as_mask(verdicts, table.num_rows, where)
+        return pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64()))
+
+    def compute() -> pa.Array:
+        size = len(dataset)
+        if function is None:
+            return pa.array(range(size), pa.uint64())
+        kept: list[pa.Array] = []
+        with progress_bar(size, desc or "Filter") as bar:
+            for offset in range(0, size, step):
+                table = dataset._read(slice(offset, offset + step))  # pyright: ignore[reportPrivateUsage]
+                kept.append(keep(table, offset))
+                bar.update(table.num_rows)
+        return pa.concat_arrays(kept) if kept else pa.array([], pa.uint64())
+
+    return indices_result(dataset, transform, compute, load_from_cache_file=load_from_cache_file)
+
+
+def _as_mask(verdicts: Any, expected: int, where: str) -> pa.Array:
+    if isinstance(verdicts, pa.ChunkedArray):
+        verdicts = verdicts.combine_chunks()
+    if not isinstance(verdicts, pa.Array):
+        try:
+            verdicts = pa.array(list(verdicts), pa.bool_())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as error:
+            raise TransformOutputError(
+                f"filter's function returned values that are not booleans for {where}: {error}. "
+                "Return True/False per example (a list of them when batched)."
+            ) from error
+    if len(verdicts) != expected:
+        raise TransformOutputError(
+            f"filter's function returned {len(verdicts)} verdicts for {expected} rows ({where}); "
+            "return exactly one boolean per row."
+        )
+    if not pa.types.is_boolean(verdicts.type):
+        verdicts = verdicts.cast(pa.bool_())
+    return pc.fill_null(verdicts, False)

@@ -1,0 +1,51 @@
+"""Features: the anchor's type system (`Value`, `ClassLabel`, `List`, ...) on Arrow.
+
+Features describe a dataset's columns. They map to Arrow types both ways,
+serialise to the anchor's JSON and YAML forms (so a dataset card or a Parquet
+file written by ``datasets`` is read back intact, and the other way round), and
+cast Arrow data with checks that refuse any silent loss.
+
+Example:
+    >>> import pyarrow as pa
+    >>> from dagster_ds.features import ClassLabel, Features, Value, cast_table
+    >>> features = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
+    >>> table = cast_table(pa.table({"text": ["meh"], "label": ["neg"]}), features)
+    >>> table.column("label").to_pylist()
+    [0]
+    >>> Features.from_arrow_schema(table.schema) == features
+    True
+"""
+
+from dagster_ds.features._cast import cast_array as cast_array
+from dagster_ds.features._cast import cast_table as cast_table
+from dagster_ds.features._features import Features as Features
+from dagster_ds.features._features import (
+    features_from_schema_metadata as features_from_schema_metadata,
+)
+from dagster_ds.features._features import features_to_schema_metadata as features_to_schema_metadata
+from dagster_ds.features._mapping import arrow_type_to_feature as arrow_type_to_feature
+from dagster_ds.features._mapping import feature_to_arrow_type as feature_to_arrow_type
+from dagster_ds.features._types import ClassLabel as ClassLabel
+from dagster_ds.features._types import FeatureType as FeatureType
+from dagster_ds.features._types import Json as Json
+from dagster_ds.features._types import LargeList as LargeList
+from dagster_ds.features._types import List as List
+from dagster_ds.features._types import Sequence as Sequence
+from dagster_ds.features._types import Value as Value
+
+__all__ = [
+    "ClassLabel",
+    "FeatureType",
+    "Features",
+    "Json",
+    "LargeList",
+    "List",
+    "Sequence",
+    "Value",
+    "arrow_type_to_feature",
+    "cast_array",
+    "cast_table",
+    "feature_to_arrow_type",
+    "features_from_schema_metadata",
+    "features_to_schema_metadata",
+]

@@ -1,0 +1,71 @@
+"""Readers and writers over fsspec, on Arrow record batches.
+
+Resolve ``data_files`` to concrete files, read any file as a stream of bounded
+record batches (resumable from a row position), write batches to any fsspec URL
+atomically, and fingerprint source files.
+
+Example:
+    >>> from dagster_ds.formats import iter_batches, resolve_data_files, write_batches
+    >>> files = resolve_data_files({"train": "data/train-*.jsonl.gz"})["train"]
+    >>> rows = write_batches(
+    ...     (batch for file in files for batch in iter_batches(file)), "out/train.parquet"
+    ... )
+"""
+
+from dagster_ds.formats._batches import DEFAULT_BATCH_SIZE as DEFAULT_BATCH_SIZE
+from dagster_ds.formats._batches import Filters as Filters
+from dagster_ds.formats._batches import ReadStats as ReadStats
+from dagster_ds.formats._csv import iter_csv_batches as iter_csv_batches
+from dagster_ds.formats._csv_write import CsvWriter as CsvWriter
+from dagster_ds.formats._file import ResolvedFile as ResolvedFile
+from dagster_ds.formats._fingerprint import fingerprint_files as fingerprint_files
+from dagster_ds.formats._infer import FORMATS as FORMATS
+from dagster_ds.formats._infer import infer_compression as infer_compression
+from dagster_ds.formats._infer import infer_format as infer_format
+from dagster_ds.formats._ipc import ArrowIpcWriter as ArrowIpcWriter
+from dagster_ds.formats._ipc import iter_arrow_batches as iter_arrow_batches
+from dagster_ds.formats._json import iter_json_batches as iter_json_batches
+from dagster_ds.formats._json_write import JsonWriter as JsonWriter
+from dagster_ds.formats._parquet import ParquetWriter as ParquetWriter
+from dagster_ds.formats._parquet import RowGroup as RowGroup
+from dagster_ds.formats._parquet import iter_parquet_batches as iter_parquet_batches
+from dagster_ds.formats._parquet import list_row_groups as list_row_groups
+from dagster_ds.formats._parquet import read_row_group as read_row_group
+from dagster_ds.formats._read import iter_batches as iter_batches
+from dagster_ds.formats._resolve import DataFiles as DataFiles
+from dagster_ds.formats._resolve import resolve_data_files as resolve_data_files
+from dagster_ds.formats._sink import BatchWriter as BatchWriter
+from dagster_ds.formats._text import TextWriter as TextWriter
+from dagster_ds.formats._text import iter_text_batches as iter_text_batches
+from dagster_ds.formats._write import open_writer as open_writer
+from dagster_ds.formats._write import write_batches as write_batches
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "FORMATS",
+    "ArrowIpcWriter",
+    "BatchWriter",
+    "CsvWriter",
+    "DataFiles",
+    "Filters",
+    "JsonWriter",
+    "ParquetWriter",
+    "ReadStats",
+    "ResolvedFile",
+    "RowGroup",
+    "TextWriter",
+    "fingerprint_files",
+    "infer_compression",
+    "infer_format",
+    "iter_arrow_batches",
+    "iter_batches",
+    "iter_csv_batches",
+    "iter_json_batches",
+    "iter_parquet_batches",
+    "iter_text_batches",
+    "list_row_groups",
+    "open_writer",
+    "read_row_group",
+    "resolve_data_files",
+    "write_batches",
+]

@@ -1,0 +1,228 @@
+"""CSV and TSV reading, streamed block by block through Arrow's CSV reader."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from dagster_ds.errors import MalformedFileError
+from dagster_ds.formats._batches import (
+    DEFAULT_BATCH_SIZE,
+    Filters,
+    ReadStats,
+    check_positions,
+    finish,
+    to_expression,
+)
+from dagster_ds.formats._file import ResolvedFile, file_url
+from dagster_ds.formats._io import open_input
+from dagster_ds.formats._lines import excerpt, line_blocks
+
+DEFAULT_CSV_BLOCK_SIZE = 1 << 20
+_CONVERSION = re.compile(
+    r"column #(\d+): (?:Row #\d+: )?CSV conversion error to (.+?): invalid value '(.*)'$", re.S
+)
+
+
+def iter_csv_batches(
+    file: ResolvedFile | str | os.PathLike[str],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    start_row: int = 0,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    delimiter: str = ",",
+    column_names: Sequence[str] | None = None,
+    skip_rows: int = 0,
+    schema: pa.Schema | None = None,
+    quote_char: str = '"',
+    block_size: int = DEFAULT_CSV_BLOCK_SIZE,
+    stats: ReadStats | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    r"""Stream a CSV (or TSV, ``delimiter="\t"``) file as record batches.
+
+    Types are inferred from the first block unless ``schema`` gives them. As with the
+    anchor (pandas), empty fields are null; a quoted empty field (``""``) is an empty
+    string. Quoted values may span lines. Compression follows the extension.
+
+    Args:
+        file: The file (a `ResolvedFile`, path or URL).
+        batch_size: Most rows in a batch.
+        start_row: Data rows to skip (resume).
+        columns: Columns to keep, in this order.
+        filters: Rows to keep, DNF tuples or a ``pyarrow.compute.Expression``.
+        delimiter: Field separator.
+        column_names: Names of the columns, when the file has no header row.
+        skip_rows: Rows to skip at the top of the file, before the header.
+        schema: Column names and types to read into (its names select the columns).
+        quote_char: The quoting character.
+        block_size: Bytes parsed at a time.
+        stats: Updated with the rows read.
+        storage_options: Passed to the fsspec filesystem.
+
+    Returns:
+        An iterator of record batches.
+
+    Raises:
+        MalformedFileError: A row has the wrong number of fields, or a value does not
+            fit its column's type; names the file and the 1-based line.
+
+    Example:
+        >>> batch = next(iter_csv_batches("scores.tsv", delimiter="\t"))
+        >>> batch.schema.names
+        ['name', 'score']
+    """
+    check_positions(batch_size, start_row)
+    url = file_url(file)
+    expression = to_expression(filters)
+    names = list(column_names) if column_names is not None else None
+    options = _CsvOptions(delimiter, quote_char, names, skip_rows, schema, block_size)
+    raw = _read(url, storage_options, options, stats)
+    return finish(
+        raw,
+        source=url,
+        batch_size=batch_size,
+        skip=start_row,
+        columns=columns,
+        expression=expression,
+        stats=stats,
+    )
+
+
+@dataclass(frozen=True)
+class _CsvOptions:
+    delimiter: str
+    quote_char: str
+    column_names: list[str] | None
+    skip_rows: int
+    schema: pa.Schema | None
+    block_size: int
+
+
+def _read(
+    url: str,
+    storage_options: Mapping[str, Any] | None,
+    options: _CsvOptions,
+    stats: ReadStats | None,
+) -> Iterator[pa.RecordBatch]:
+    invalid: list[pcsv.InvalidRow] = []
+
+    def on_invalid_row(row: pcsv.InvalidRow) -> Literal["skip", "error"]:
+        invalid.append(row)
+        return "error"
+
+    read_options = pcsv.ReadOptions(
+        use_threads=False,
+        block_size=options.block_size,
+        skip_rows=options.skip_rows,
+        column_names=options.column_names,
+    )
+    parse_options = pcsv.ParseOptions(
+        delimiter=options.delimiter,
+        quote_char=options.quote_char,
+        newlines_in_values=True,
+        invalid_row_handler=on_invalid_row,
+    )
+    schema = options.schema
+    convert_options = pcsv.ConvertOptions(
+        column_types=schema,
+        include_columns=schema.names if schema is not None else None,
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+    )
+    with open_input(url, storage_options) as stream:
+        try:
+            reader = pcsv.open_csv(stream, read_options, parse_options, convert_options)
+            yield pa.RecordBatch.from_pylist([], schema=reader.schema)
+            for batch in reader:
+                if stats is not None:
+                    stats.rows_read += batch.num_rows
+                yield batch
+        except pa.ArrowInvalid as error:
+            if "Empty CSV file" in str(error):
+                if schema is not None:
+                    yield pa.RecordBatch.from_pylist([], schema=schema)
+                return
+            raise _malformed(url, storage_options, options, error, invalid) from error
+
+
+def _malformed(
+    url: str,
+    storage_options: Mapping[str, Any] | None,
+    options: _CsvOptions,
+    error: pa.ArrowInvalid,
+    invalid: list[pcsv.InvalidRow],
+) -> MalformedFileError:
+    message = str(error)
+    conversion = _CONVERSION.search(message)
+    if invalid:
+        row = invalid[0]
+        expected, actual = row.expected_columns, row.actual_columns
+        reason = f"expected {expected} fields, found {actual}"
+        fix = "Quote values that contain the delimiter, or fix the row"
+        located = _locate(url, storage_options, options, lambda fields: len(fields) != expected)
+    elif conversion is not None:
+        index, target, value = int(conversion.group(1)), conversion.group(2), conversion.group(3)
+        reason = f"value {value!r} of column #{index} is not a valid {target}"
+        fix = "Pass schema= with a type that holds every value, or fix the value"
+        located = _locate(
+            url,
+            storage_options,
+            options,
+            lambda fields: len(fields) > index and fields[index] == value,
+        )
+    else:
+        return MalformedFileError(
+            f"Cannot parse CSV file {url!r}: {message}. Check delimiter= and quote_char=.",
+            path=url,
+        )
+    if located is None:
+        return MalformedFileError(
+            f"Malformed CSV file {url!r}: {reason} ({message}). {fix}.", path=url
+        )
+    line, text = located
+    return MalformedFileError(
+        f"Malformed CSV file {url!r} at line {line}: {reason}. The line starts: {text!r}. {fix}.",
+        path=url,
+        line=line,
+        excerpt=text,
+    )
+
+
+def _locate(
+    url: str,
+    storage_options: Mapping[str, Any] | None,
+    options: _CsvOptions,
+    is_bad: Callable[[list[str]], bool],
+) -> tuple[int, str] | None:
+    """The 1-based line and text of the first data row ``is_bad`` accepts (error path only)."""
+    with open_input(url, storage_options) as stream:
+        lines = _text_lines(stream)
+        rows = csv.reader(lines, delimiter=options.delimiter, quotechar=options.quote_char)
+        skip = options.skip_rows + (1 if options.column_names is None else 0)
+        end = 0
+        for fields in rows:
+            start, end = end + 1, rows.line_num
+            if not fields:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            if is_bad(fields):
+                text = options.delimiter.join(fields)
+                return start, excerpt(text.encode())
+    return None
+
+
+def _text_lines(stream: Any) -> Iterator[str]:
+    for _, block in line_blocks(stream):
+        yield from io.StringIO(block.decode("utf-8", "replace"), newline="")

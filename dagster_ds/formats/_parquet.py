@@ -1,0 +1,346 @@
+"""Parquet: row-group aware reading with statistics pruning, and row-group sized writing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from dagster_ds.errors import (
+    ColumnNotFoundError,
+    FormatOptionError,
+    InvalidFilterError,
+    MalformedFileError,
+    RowGroupIndexError,
+)
+from dagster_ds.formats._batches import (
+    DEFAULT_BATCH_SIZE,
+    Filters,
+    ReadStats,
+    check_positions,
+    finish,
+    to_expression,
+)
+from dagster_ds.formats._file import ResolvedFile, file_url
+from dagster_ds.formats._io import is_local, url_to_fs
+from dagster_ds.formats._sink import BatchWriter
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
+DEFAULT_MAX_ROW_GROUP_BYTES = 100 << 20  # as the anchor's to_parquet
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """One row group of a Parquet file, as listed by `list_row_groups`.
+
+    Attributes:
+        index: Position of the row group in the file (0-based).
+        num_rows: Rows in the row group.
+        total_byte_size: Uncompressed size of its column data, in bytes.
+
+    Example:
+        >>> [group.num_rows for group in list_row_groups("train.parquet")]
+        [1000, 1000, 500]
+    """
+
+    index: int
+    num_rows: int
+    total_byte_size: int
+
+
+def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.ParquetFileFragment:
+    import pyarrow.dataset as ds  # imports pandas when installed: only when Parquet is read
+
+    fs, path = url_to_fs(url, storage_options)
+    filesystem = (
+        pafs.LocalFileSystem() if is_local(fs) else pafs.PyFileSystem(pafs.FSSpecHandler(fs))  # pyright: ignore[reportAbstractUsage]
+    )
+    try:
+        fragment = cast(
+            "ds.ParquetFileFragment",
+            ds.ParquetFileFormat().make_fragment(path, filesystem=filesystem),
+        )
+        fragment.ensure_complete_metadata()
+    except (pa.ArrowInvalid, OSError) as error:
+        if isinstance(error, FileNotFoundError) or "Parquet" not in str(error):
+            raise
+        raise MalformedFileError(
+            f"{url!r} is not a valid Parquet file: {error}. Check the file, or pass the "
+            "right format=.",
+            path=url,
+        ) from error
+    return fragment
+
+
+def list_row_groups(
+    file: ResolvedFile | str | os.PathLike[str],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> list[RowGroup]:
+    """The row groups of a Parquet file, read from its footer only.
+
+    A streaming dataset makes one shard per row group from this list (``reshard()``)
+    and reads each with ``iter_parquet_batches(file, row_groups=[group.index])``.
+
+    Args:
+        file: The file (a `ResolvedFile`, path or URL).
+        storage_options: Passed to the fsspec filesystem.
+
+    Returns:
+        The row groups in file order.
+
+    Example:
+        >>> [(group.index, group.num_rows) for group in list_row_groups("memory://t.parquet")]
+        [(0, 100), (1, 100), (2, 50)]
+    """
+    fragment = _fragment(file_url(file), storage_options)
+    return [
+        RowGroup(group.id, group.num_rows, group.total_byte_size) for group in fragment.row_groups
+    ]
+
+
+def read_row_group(
+    file: ResolvedFile | str | os.PathLike[str],
+    index: int,
+    *,
+    columns: Sequence[str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Table:
+    """Read one row group of a Parquet file, optionally only some columns.
+
+    Args:
+        file: The file (a `ResolvedFile`, path or URL).
+        index: The row group's position in the file (0-based).
+        columns: Columns to read (default: all).
+        storage_options: Passed to the fsspec filesystem.
+
+    Returns:
+        The row group as a table.
+
+    Raises:
+        RowGroupIndexError: ``index`` is not a row group of the file.
+
+    Example:
+        >>> read_row_group("train.parquet", 2, columns=["text"]).num_rows
+        500
+    """
+    url = file_url(file)
+    fragment = _fragment(url, storage_options)
+    _check_row_groups(fragment, [index], url)
+    _check_columns(fragment.physical_schema, columns, url)
+    subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
+    return subset.to_table(
+        columns=list(columns) if columns is not None else None, use_threads=False
+    )
+
+
+def iter_parquet_batches(
+    file: ResolvedFile | str | os.PathLike[str],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    start_row: int = 0,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    row_groups: Sequence[int] | None = None,
+    stats: ReadStats | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Stream a Parquet file's record batches, one row group at a time.
+
+    Only ``columns`` (and the columns ``filters`` needs) are read. Row groups whose
+    statistics show that no row can match ``filters`` are not read at all (see
+    ``stats.row_groups_read``); the rows of the others are filtered exactly.
+
+    Args:
+        file: The file (a `ResolvedFile`, path or URL).
+        batch_size: Most rows in a batch.
+        start_row: Rows of the output to skip, to resume where a previous reader
+            stopped. Without filters, whole row groups before it are skipped unread.
+        columns: Columns to read, in this order (default: all).
+        filters: DNF like pyarrow's (``[("a", ">", 1)]``, a list of such lists ORed) or
+            a ``pyarrow.compute.Expression``.
+        row_groups: Read only these row groups, in this order (a shard of the file).
+        stats: Updated with the row groups and rows read.
+        storage_options: Passed to the fsspec filesystem.
+
+    Returns:
+        An iterator of record batches; an empty file (or one that nothing matches)
+        yields one empty batch with the schema.
+
+    Example:
+        >>> stats = ReadStats()
+        >>> for batch in iter_parquet_batches("t.parquet", columns=["id"],
+        ...                                   filters=[("id", ">=", 950)], stats=stats):
+        ...     print(batch.num_rows)
+        50
+        >>> stats.row_groups_read
+        1
+    """
+    check_positions(batch_size, start_row)
+    url = file_url(file)
+    expression = to_expression(filters)
+    fragment = _fragment(url, storage_options)
+    _check_columns(fragment.physical_schema, columns, url)
+    groups = {group.id: group.num_rows for group in fragment.row_groups}
+    selected = list(groups) if row_groups is None else list(row_groups)
+    _check_row_groups(fragment, selected, url)
+    if stats is not None:
+        stats.row_groups_total += len(groups)
+    if expression is not None:
+        try:
+            pieces = cast(
+                "list[ds.ParquetFileFragment]",
+                fragment.split_by_row_group(expression, schema=fragment.physical_schema),
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
+            raise InvalidFilterError(
+                f"Cannot apply filter {expression} to {url!r} (columns "
+                f"{fragment.physical_schema.names!r}): {error}. Fix filters=."
+            ) from error
+        kept = {piece.row_groups[0].id for piece in pieces}
+        selected = [index for index in selected if index in kept]
+    skip = start_row
+    if expression is None:
+        while selected and groups[selected[0]] <= skip:
+            skip -= groups[selected.pop(0)]
+    raw = _read_row_groups(fragment, selected, groups, columns, expression, batch_size, stats)
+    return finish(raw, source=url, batch_size=batch_size, skip=skip, stats=stats)
+
+
+def _read_row_groups(
+    fragment: ds.ParquetFileFragment,
+    selected: list[int],
+    groups: dict[int, int],
+    columns: Sequence[str] | None,
+    expression: Any,
+    batch_size: int,
+    stats: ReadStats | None,
+) -> Iterator[pa.RecordBatch]:
+    names = list(columns) if columns is not None else None
+    for index in selected:
+        if stats is not None:
+            stats.row_groups_read += 1
+            stats.rows_read += groups[index]
+        subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
+        yield from subset.to_batches(
+            columns=names, filter=expression, batch_size=batch_size, use_threads=False
+        )
+    if not selected:
+        schema = fragment.physical_schema
+        if names is not None:
+            schema = pa.schema([schema.field(name) for name in names])
+        yield pa.RecordBatch.from_pylist([], schema=schema)
+
+
+def _check_columns(schema: pa.Schema, columns: Sequence[str] | None, url: str) -> None:
+    if columns is None:
+        return
+    if isinstance(columns, str):
+        raise FormatOptionError(f"columns must be a list of names, got the string {columns!r}.")
+    missing = [name for name in columns if name not in schema.names]
+    if missing:
+        raise ColumnNotFoundError(
+            f"Column(s) {missing!r} not found in {url!r}, which has columns {schema.names!r}. "
+            "Fix columns=."
+        )
+
+
+def _check_row_groups(fragment: ds.ParquetFileFragment, indices: Sequence[int], url: str) -> None:
+    count = fragment.num_row_groups
+    bad = [index for index in indices if not 0 <= index < count]
+    if bad:
+        raise RowGroupIndexError(
+            f"Row group(s) {bad!r} out of range for {url!r}, which has {count} row group(s) "
+            f"(indices 0 to {count - 1}). Take indices from list_row_groups()."
+        )
+
+
+class ParquetWriter(BatchWriter):
+    """Writes batches to a Parquet file, one row group at a time.
+
+    Rows are buffered until ``row_group_size`` rows (or ``max_row_group_bytes`` of
+    data) are pending, then written as one row group, so memory stays bounded by one
+    row group and every row group but the last has exactly ``row_group_size`` rows.
+
+    Example:
+        >>> with ParquetWriter("memory://out.parquet", row_group_size=100) as writer:
+        ...     writer.write(table)
+    """
+
+    format = "parquet"
+    _stream_compression = False
+
+    def __init__(
+        self,
+        url: str | os.PathLike[str],
+        *,
+        schema: pa.Schema | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        row_group_size: int | None = None,
+        max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES,
+        compression: str = "snappy",
+        **parquet_options: Any,
+    ) -> None:
+        """Open the file.
+
+        Args:
+            url: Target path or fsspec URL.
+            schema: Schema of the file (default: the first batch's).
+            storage_options: Passed to the fsspec filesystem.
+            row_group_size: Rows per row group (default: by size, see below).
+            max_row_group_bytes: A row group is written once this much data is pending.
+            compression: Parquet column compression codec.
+            **parquet_options: Passed on to ``pyarrow.parquet.ParquetWriter``.
+        """
+        if row_group_size is not None and row_group_size < 1:
+            raise FormatOptionError(f"row_group_size must be positive, got {row_group_size!r}.")
+        self._row_group_size = row_group_size
+        self._max_bytes = max_row_group_bytes
+        self._options = {"compression": compression, **parquet_options}
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
+        self._pending_bytes = 0
+        self._writer: pq.ParquetWriter | None = None
+        super().__init__(url, schema=schema, storage_options=storage_options)
+
+    def _start(self, schema: pa.Schema) -> None:
+        self._writer = pq.ParquetWriter(self._file, schema, **self._options)
+
+    def _write_batch(self, batch: pa.RecordBatch) -> None:
+        self._pending.append(batch)
+        self._pending_rows += batch.num_rows
+        self._pending_bytes += batch.nbytes
+        size = self._row_group_size
+        if size is not None:
+            if self._pending_rows >= size:
+                self._flush(self._pending_rows - self._pending_rows % size)
+        elif self._pending_bytes >= self._max_bytes:
+            self._flush(self._pending_rows)
+
+    def _flush(self, rows: int) -> None:
+        """Write the first ``rows`` pending rows as row groups; keep the rest pending."""
+        assert self._writer is not None
+        assert self.schema is not None
+        table = pa.Table.from_batches(self._pending, schema=self.schema)
+        self._writer.write_table(table.slice(0, rows), row_group_size=self._row_group_size or rows)
+        rest = table.slice(rows)
+        self._pending = rest.to_batches()
+        self._pending_rows = rest.num_rows
+        self._pending_bytes = rest.nbytes
+
+    def _finish(self) -> None:
+        assert self._writer is not None
+        if self._pending_rows:
+            self._flush(self._pending_rows)
+        self._writer.close()
+
+    def _abandon(self) -> None:
+        if self._writer is not None:
+            self._writer.close()

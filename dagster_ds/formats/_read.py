@@ -1,0 +1,104 @@
+"""One entry point that reads any supported format."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from dagster_ds.errors import FormatOptionError, UnknownFormatError
+from dagster_ds.formats._batches import DEFAULT_BATCH_SIZE, Filters, ReadStats
+from dagster_ds.formats._csv import iter_csv_batches
+from dagster_ds.formats._file import ResolvedFile, file_url
+from dagster_ds.formats._infer import FORMATS, infer_format
+from dagster_ds.formats._ipc import iter_arrow_batches
+from dagster_ds.formats._json import iter_json_batches
+from dagster_ds.formats._parquet import iter_parquet_batches
+from dagster_ds.formats._text import iter_text_batches
+
+_READERS: dict[str, Callable[..., Iterator[pa.RecordBatch]]] = {
+    "arrow": iter_arrow_batches,
+    "csv": iter_csv_batches,
+    "json": iter_json_batches,
+    "parquet": iter_parquet_batches,
+    "text": iter_text_batches,
+    "tsv": iter_csv_batches,
+}
+_COMMON = frozenset({"batch_size", "start_row", "columns", "filters", "stats", "storage_options"})
+
+
+def iter_batches(
+    file: ResolvedFile | str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    start_row: int = 0,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    stats: ReadStats | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Iterator[pa.RecordBatch]:
+    """Stream one file's record batches, in any supported format.
+
+    The shard-level reading primitive: memory stays bounded by a block or a row group
+    (whole-JSON documents excepted), every batch holds at most ``batch_size`` rows and
+    belongs to one file, and ``start_row`` resumes after the rows already consumed
+    (the position a streaming dataset records in its state). The other keywords are
+    the chosen reader's (`iter_parquet_batches`, `iter_json_batches`,
+    `iter_csv_batches`, `iter_text_batches`, `iter_arrow_batches`).
+
+    Args:
+        file: The file (a `ResolvedFile`, path or URL).
+        format: ``"parquet"``, ``"json"``, ``"csv"``, ``"tsv"``, ``"text"`` or
+            ``"arrow"``; inferred from the extension when None.
+        batch_size: Most rows in a batch.
+        start_row: Rows of the output to skip, counted after ``filters``.
+        columns: Columns to keep, in this order.
+        filters: Rows to keep: DNF tuples like pyarrow's, or a
+            ``pyarrow.compute.Expression``.
+        stats: Updated with the work done (`ReadStats`).
+        storage_options: Passed to the fsspec filesystem.
+        **options: Options of the format's reader, e.g. ``field=`` for JSON or
+            ``delimiter=`` for CSV.
+
+    Returns:
+        An iterator of record batches.
+
+    Raises:
+        UnknownFormatError: ``format`` is unknown or cannot be inferred.
+        FormatOptionError: An option the format's reader does not accept.
+
+    Example:
+        >>> for batch in iter_batches("data/train.jsonl.zst", batch_size=1000, start_row=5000):
+        ...     process(batch)
+    """
+    url = file_url(file)
+    fmt = format if format is not None else infer_format(url)
+    reader = _READERS.get(fmt)
+    if reader is None:
+        raise UnknownFormatError(
+            f"Unknown format {fmt!r} for {url!r}; use one of {', '.join(FORMATS)}."
+        )
+    if fmt == "tsv":
+        options.setdefault("delimiter", "\t")
+    accepted = set(inspect.signature(reader).parameters) - _COMMON - {"file"}
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise FormatOptionError(
+            f"The {fmt} reader does not accept {', '.join(map(repr, unknown))}; its options "
+            f"are {', '.join(sorted(accepted))}."
+        )
+    return reader(
+        file,
+        batch_size=batch_size,
+        start_row=start_row,
+        columns=columns,
+        filters=filters,
+        stats=stats,
+        storage_options=storage_options,
+        **options,
+    )

@@ -1,0 +1,167 @@
+"""load_dataset and load_from_disk: datasets from files, folders and fsspec URLs.
+
+A loaded split is cached under a fingerprint of its source files' content
+(local files) or storage checksums (remote files) and of the reading options,
+so loading unchanged files again, in any process, reads the cache.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from dagster_ds.arrow import Dataset, DatasetDict
+from dagster_ds.arrow._entries import TableSink
+from dagster_ds.arrow._results import Transform, table_result
+from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.features import Features, cast_table
+from dagster_ds.fingerprint import fingerprint_transform
+from dagster_ds.formats import (
+    FORMATS,
+    DataFiles,
+    Filters,
+    ResolvedFile,
+    fingerprint_files,
+    infer_format,
+    iter_batches,
+    resolve_data_files,
+)
+from dagster_ds.progress import progress_bar
+
+__all__ = ["load_dataset", "load_from_disk"]
+
+_ROOT = "0" * 32
+
+
+def load_dataset(
+    path: str,
+    name: str | None = None,
+    data_dir: str | None = None,
+    data_files: DataFiles | None = None,
+    split: str | None = None,
+    features: Features | None = None,
+    streaming: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    **reader_options: Any,
+) -> Dataset | DatasetDict:
+    r"""Load a dataset from data files, as ``datasets.load_dataset`` does.
+
+    ``path`` is a format name (``"parquet"``, ``"json"``, ``"csv"``, ``"text"``,
+    ``"arrow"``) with ``data_files``, or a file, folder or fsspec URL whose
+    files are read. ``data_files`` is a path, a glob, a list, or a dict of
+    splits. Parquet honours ``columns=`` and ``filters=`` (row groups that
+    cannot match are not read). Other keywords go to the format's reader
+    (``field=`` for JSON, ``delimiter=`` for CSV...).
+
+    Returns:
+        The ``split`` asked for, else a `DatasetDict` of every split.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "rows.jsonl").write_text('{"a": 1}\\n{"a": 2}\\n')
+        >>> load_dataset("json", data_files=str(folder / "rows.jsonl"), split="train")["a"][:]
+        [1, 2]
+    """
+    del name
+    if streaming:
+        raise InvalidArgumentError(
+            "load_dataset(streaming=True) needs dagster_ds.streaming, which this version "
+            "does not have yet; load without streaming."
+        )
+    fmt, patterns = _format_and_files(path, data_dir, data_files)
+    resolved = resolve_data_files(patterns, storage_options=storage_options)
+    if split is not None and split not in resolved:
+        raise InvalidArgumentError(
+            f"load_dataset: unknown split {split!r}; the data files give {sorted(resolved)}."
+        )
+    wanted = [split] if split is not None else list(resolved)
+    loaded = {
+        name: _load_split(
+            name, resolved[name], fmt, features, columns, filters, reader_options, storage_options
+        )
+        for name in wanted
+    }
+    return loaded[split] if split is not None else DatasetDict(loaded)
+
+
+def load_from_disk(
+    dataset_path: str,
+    keep_in_memory: bool | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Dataset:
+    """Load a dataset saved by `Dataset.save_to_disk` (see there).
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp() + "/saved"
+        >>> Dataset.from_dict({"a": [1]}).save_to_disk(folder)
+        >>> load_from_disk(folder)["a"][:]
+        [1]
+    """
+    return Dataset.load_from_disk(dataset_path, keep_in_memory, storage_options)
+
+
+def _format_and_files(
+    path: str, data_dir: str | None, data_files: DataFiles | None
+) -> tuple[str | None, DataFiles]:
+    if path in FORMATS:
+        if data_files is None and data_dir is None:
+            raise InvalidArgumentError(
+                f"load_dataset({path!r}) needs data_files=... (a path, glob, list or dict "
+                "of splits) or data_dir=..."
+            )
+        return path, data_files if data_files is not None else str(data_dir)
+    if data_files is not None:
+        return None, data_files
+    return None, os.path.join(path, data_dir) if data_dir else path
+
+
+def _load_split(
+    split: str,
+    files: list[ResolvedFile],
+    fmt: str | None,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+) -> Dataset:
+    file_format = fmt or infer_format([file.url for file in files])
+    args = {
+        "format": file_format,
+        "source": fingerprint_files(files, storage_options=storage_options),
+        "features": features.to_dict() if features is not None else None,
+        "columns": list(columns) if columns is not None else None,
+        "filters": filters,
+        "options": dict(options),
+    }
+    fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
+    transform = Transform("load_dataset", (), fingerprint, tree)
+
+    def write(sink: TableSink) -> None:
+        total = sum(file.size for file in files)
+        with progress_bar(total, f"Loading {split}", unit="B") as bar:
+            for file in files:
+                for batch in iter_batches(
+                    file,
+                    file_format,
+                    columns=columns,
+                    filters=filters,
+                    storage_options=storage_options,
+                    **options,
+                ):
+                    sink.write(cast_table(batch, features) if features is not None else batch)
+                bar.update(file.size)
+
+    def features_for(schema: pa.Schema) -> Features:
+        return features if features is not None else Features.from_arrow_schema(schema)
+
+    dataset = table_result(None, transform, write, features_for)
+    dataset._split = split  # pyright: ignore[reportPrivateUsage]
+    return dataset

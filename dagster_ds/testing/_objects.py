@@ -1,0 +1,244 @@
+"""The objects a local Hub repository is made of: file entries, commits, revision names.
+
+Ids follow git where the Hub exposes them: a regular file's ``oid`` is its git
+blob id (sha1 of ``blob <size>``, a NUL byte, then the content); an LFS file's ``oid`` is the git
+blob id of its LFS pointer, and its ``lfs.oid`` is the sha256 of the content.
+Commit ids are 40 hex characters (sha1 of the commit's canonical JSON).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from dagster_ds.errors import HubBadRequestError
+
+COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+REPO_TYPES = ("model", "dataset", "space")
+_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_-])?$")
+
+
+def git_blob_oid(content: bytes) -> str:
+    """The git blob id of ``content``."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False).hexdigest()
+
+
+def lfs_pointer(sha256: str, size: int) -> bytes:
+    """The text of the LFS pointer file git stores in place of an LFS file."""
+    return (
+        f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+    )
+
+
+def now_iso() -> str:
+    """The current UTC time in the Hub's format (``2024-01-31T12:00:00.000Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+@dataclass(frozen=True)
+class RepoId:
+    """A repository's type (``model``, ``dataset``, ``space``) and ``namespace/name``."""
+
+    type: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def parse(cls, repo_type: str | None, namespace: str, name: str) -> RepoId:
+        repo_type = repo_type or "model"
+        if repo_type not in REPO_TYPES:
+            raise HubBadRequestError(
+                f"Unknown repo type {repo_type!r}: use one of {', '.join(REPO_TYPES)}."
+            )
+        for part in (namespace, name):
+            if not _NAME.match(part) or ".." in part or part.endswith(".git"):
+                raise HubBadRequestError(
+                    f"Invalid repo id {namespace + '/' + name!r}: namespace and name use letters,"
+                    " digits, '-', '_' and '.', start and end with a letter or digit, and are at"
+                    " most 96 characters."
+                )
+        return cls(repo_type, namespace, name)
+
+    @property
+    def id(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def url_prefix(self) -> str:
+        """The web-URL prefix of the repo type (``datasets/``; empty for models)."""
+        return "" if self.type == "model" else f"{self.type}s/"
+
+    def describe(self) -> str:
+        return f"{self.type} repo {self.id!r}"
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file of a commit's tree."""
+
+    sha256: str
+    size: int
+    oid: str
+    lfs: bool
+
+    @classmethod
+    def regular(cls, content: bytes) -> FileEntry:
+        return cls(hashlib.sha256(content).hexdigest(), len(content), git_blob_oid(content), False)
+
+    @classmethod
+    def large(cls, sha256: str, size: int) -> FileEntry:
+        return cls(sha256, size, git_blob_oid(lfs_pointer(sha256, size)), True)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "size": self.size, "oid": self.oid, "lfs": self.lfs}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FileEntry:
+        return cls(data["sha256"], data["size"], data["oid"], data["lfs"])
+
+    @property
+    def etag(self) -> str:
+        """What the Hub sends as the file's ETag: sha256 for LFS files, git blob id otherwise."""
+        return self.sha256 if self.lfs else self.oid
+
+    def api_json(self, path: str) -> dict[str, Any]:
+        """The entry as the tree and paths-info endpoints return it."""
+        out: dict[str, Any] = {"type": "file", "oid": self.oid, "size": self.size, "path": path}
+        if self.lfs:
+            pointer_size = len(lfs_pointer(self.sha256, self.size))
+            out["lfs"] = {"oid": self.sha256, "size": self.size, "pointerSize": pointer_size}
+        return out
+
+
+@dataclass(frozen=True)
+class Commit:
+    """An immutable snapshot: the whole file tree plus who, when and why."""
+
+    id: str
+    parents: tuple[str, ...]
+    files: Mapping[str, FileEntry] = field(repr=False)
+    title: str
+    message: str
+    author: str
+    date: str
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        parents: Iterable[str],
+        files: Mapping[str, FileEntry],
+        title: str,
+        message: str,
+        author: str,
+        date: str | None = None,
+    ) -> Commit:
+        body = {
+            "parents": list(parents),
+            "files": {path: files[path].to_json() for path in sorted(files)},
+            "title": title,
+            "message": message,
+            "author": author,
+            "date": date or now_iso(),
+        }
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        commit_id = hashlib.sha1(b"commit " + canonical, usedforsecurity=False).hexdigest()
+        return cls.from_json({"id": commit_id, **body})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "parents": list(self.parents),
+            "files": {path: self.files[path].to_json() for path in sorted(self.files)},
+            "title": self.title,
+            "message": self.message,
+            "author": self.author,
+            "date": self.date,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Commit:
+        return cls(
+            id=data["id"],
+            parents=tuple(data["parents"]),
+            files={path: FileEntry.from_json(entry) for path, entry in data["files"].items()},
+            title=data["title"],
+            message=data["message"],
+            author=data["author"],
+            date=data["date"],
+        )
+
+    def folders(self) -> set[str]:
+        """Every folder that holds at least one file (the root excluded)."""
+        out: set[str] = set()
+        for path in self.files:
+            parts = path.split("/")[:-1]
+            out.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        return out
+
+    def files_under(self, folder: str) -> dict[str, FileEntry]:
+        prefix = f"{folder}/" if folder else ""
+        return {path: entry for path, entry in self.files.items() if path.startswith(prefix)}
+
+    def folder_oid(self, folder: str) -> str:
+        """A stable id of a folder's content (sha1 over its files' paths and ids)."""
+        lines = "".join(f"{p}\0{e.oid}\n" for p, e in sorted(self.files_under(folder).items()))
+        return hashlib.sha1(b"tree " + lines.encode(), usedforsecurity=False).hexdigest()
+
+    def api_json(self) -> dict[str, Any]:
+        """The commit as ``list_repo_commits`` expects it."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "message": self.message,
+            "authors": [{"user": self.author}],
+            "date": self.date,
+        }
+
+
+def validate_path(path: str) -> str:
+    """Check a path inside a repository and return it normalised (no leading ``/``)."""
+    cleaned = path.lstrip("/")
+    parts = cleaned.split("/")
+    if (
+        not cleaned
+        or cleaned.endswith("/")
+        or any(part in ("", ".", "..") for part in parts)
+        or ".git" in parts
+        or "\0" in cleaned
+    ):
+        raise HubBadRequestError(
+            f"Invalid path in repo {path!r}: use a relative path like 'data/train.parquet'"
+            " without empty, '.', '..' or '.git' segments."
+        )
+    return cleaned
+
+
+def ref_name(revision: str) -> str:
+    """The full ref name of a branch-like revision (``main`` -> ``refs/heads/main``)."""
+    return revision if revision.startswith("refs/") else f"refs/heads/{revision}"
+
+
+def validate_branch_name(name: str) -> str:
+    """Check a new branch or tag name (git's rules, simplified)."""
+    bad = (
+        not name
+        or name.startswith(("refs/", "/", "-"))
+        or name.endswith(("/", ".", ".lock"))
+        or ".." in name
+        or "//" in name
+        or COMMIT_ID.match(name)
+        or any(c in name for c in " ~^:?*[\\\0@{")
+    )
+    if bad:
+        raise HubBadRequestError(
+            f"Invalid branch or tag name {name!r}: use letters, digits, '-', '_', '.' and '/'"
+            " (not a 40-hex commit id, no '..', no trailing '/')."
+        )
+    return name

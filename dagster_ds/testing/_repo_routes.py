@@ -1,0 +1,332 @@
+"""Endpoints about whole repositories, plus ``whoami`` and README validation.
+
+List, create, delete, settings, info (at a revision), refs, history, branches and tags.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+
+from dagster_ds.errors import (
+    HubBadRequestError,
+    HubConflictError,
+    HubRevisionNotFoundError,
+    HubUnauthorizedError,
+)
+from dagster_ds.testing._cards import card_data, front_matter_errors
+from dagster_ds.testing._http import INVALID_CREDENTIALS, Call, Route, logger, route
+from dagster_ds.testing._lfs_rules import DEFAULT_GITATTRIBUTES
+from dagster_ds.testing._objects import Commit, RepoId, ref_name, validate_branch_name
+from dagster_ds.testing._store import new_initial_commit
+
+_CARD_MAX_BYTES = 1 << 20
+
+
+def json_body(call: Call) -> dict[str, Any]:
+    """The request's JSON object body ({} when empty)."""
+    if not call.body.strip():
+        return {}
+    try:
+        data = json.loads(call.body)
+    except ValueError as e:
+        raise HubBadRequestError(
+            f"Request body is not JSON: {call.body[:200]!r}. Send a JSON object."
+        ) from e
+    if not isinstance(data, dict):
+        raise HubBadRequestError(f"Request body must be a JSON object, got {data!r:.200}.")
+    return data
+
+
+def repo_url(call: Call, repo: RepoId) -> str:
+    return f"{call.base_url}/{repo.url_prefix}{repo.id}"
+
+
+# ---------------------------------------------------------------- account
+
+
+def whoami(call: Call) -> Response:
+    if not call.authenticated:
+        raise HubUnauthorizedError(
+            f"{INVALID_CREDENTIALS}: whoami needs a token; any token works on this local Hub"
+            " unless it was started with one."
+        )
+    user = call.hub.settings.user
+    return JSONResponse(
+        {
+            "type": "user",
+            "id": user,
+            "name": user,
+            "fullname": user,
+            "isPro": False,
+            "canPay": False,
+            "orgs": [],
+            "auth": {
+                "type": "access_token",
+                "accessToken": {"displayName": "local-hub", "role": "write"},
+            },
+        }
+    )
+
+
+def validate_yaml(call: Call) -> Response:
+    content = json_body(call).get("content", "")
+    errors = front_matter_errors(str(content))
+    body = {"errors": [{"message": m} for m in errors], "warnings": []}
+    if errors:
+        body["error"] = errors[0]
+    return JSONResponse(body, status_code=400 if errors else 200)
+
+
+# ------------------------------------------------------------- repositories
+
+
+def _repo_from_payload(call: Call, payload: dict[str, Any]) -> RepoId:
+    name = payload.get("name")
+    if not isinstance(name, str) or not name:
+        raise HubBadRequestError(f"Missing repo 'name' in {payload!r}: pass repo_id='user/name'.")
+    namespace = payload.get("organization") or call.hub.settings.user
+    return RepoId.parse(payload.get("type"), str(namespace), name)
+
+
+def create_repo(call: Call) -> Response:
+    payload = json_body(call)
+    repo = _repo_from_payload(call, payload)
+    visibility = payload.get("visibility")
+    private = visibility == "private" if visibility is not None else bool(payload.get("private"))
+    url = repo_url(call, repo)
+    initial = new_initial_commit(call.hub.settings.user, DEFAULT_GITATTRIBUTES, call.store)
+    try:
+        meta = call.store.create_repo(repo, private=private, initial=initial)
+    except HubConflictError as e:
+        return JSONResponse(
+            {"error": f"You already created this {repo.type} repo: {e}", "url": url},
+            status_code=409,
+            headers={"X-Error-Message": "Conflict"},
+        )
+    logger.info("%s: created (%s)", repo.describe(), "private" if private else "public")
+    return JSONResponse({"url": url, "name": repo.id, "id": meta["_id"]})
+
+
+def delete_repo(call: Call) -> Response:
+    repo = _repo_from_payload(call, json_body(call))
+    call.store.delete_repo(repo)
+    logger.info("%s: deleted", repo.describe())
+    return Response(status_code=200)
+
+
+def update_settings(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    payload = json_body(call)
+    changes: dict[str, Any] = {}
+    if "visibility" in payload:
+        changes["private"] = payload["visibility"] == "private"
+    elif "private" in payload:
+        changes["private"] = bool(payload["private"])
+    if "gated" in payload:
+        changes["gated"] = payload["gated"]
+    call.store.update_repo_meta(repo, changes)
+    return JSONResponse({})
+
+
+def _summary(repo: RepoId, meta: dict[str, Any], commit: Commit) -> dict[str, Any]:
+    """What both listings and repo info say about a repository."""
+    out: dict[str, Any] = {
+        "_id": meta["_id"],
+        "id": repo.id,
+        "author": repo.namespace,
+        "sha": commit.id,
+        "lastModified": commit.date,
+        "createdAt": meta["createdAt"],
+        "private": bool(meta.get("private")),
+        "gated": meta.get("gated", False),
+        "disabled": False,
+        "downloads": 0,
+        "likes": 0,
+        "tags": [],
+    }
+    if repo.type == "model":
+        out["modelId"] = repo.id
+    return out
+
+
+def list_repos(call: Call) -> Response:
+    query = call.request.query_params
+    author = query.get("author")
+    searches = [s.lower() for s in query.getlist("search")]
+    limit = int(query["limit"]) if query.get("limit", "").isdigit() else None
+    out = []
+    for repo in call.store.list_repos(call.params["type"]):
+        if (author and repo.namespace != author) or any(s not in repo.id.lower() for s in searches):
+            continue
+        meta = call.store.repo_meta(repo)
+        if meta.get("private") and not call.authenticated:
+            continue
+        _, head = call.store.resolve(repo, "main")
+        out.append(_summary(repo, meta, head))
+        if limit is not None and len(out) >= limit:
+            break
+    return JSONResponse(out)
+
+
+def repo_info(call: Call) -> Response:
+    repo, meta = call.readable_repo()
+    _, commit = call.store.resolve(repo, call.params.get("rev", "main"))
+    blobs = call.flag("blobs")
+    siblings = []
+    for path in sorted(commit.files):
+        sibling: dict[str, Any] = {"rfilename": path}
+        if blobs:
+            entry = commit.files[path]
+            sibling.update(size=entry.size, blobId=entry.oid)
+            if entry.lfs:
+                sibling["lfs"] = entry.api_json(path)["lfs"] | {"sha256": entry.sha256}
+        siblings.append(sibling)
+    info = _summary(repo, meta, commit)
+    info["siblings"] = siblings
+    info["usedStorage"] = sum(entry.size for entry in commit.files.values())
+    readme = commit.files.get("README.md")
+    if readme is not None and readme.size <= _CARD_MAX_BYTES:
+        text = call.store.blob_path(readme.sha256).read_bytes().decode("utf-8", errors="replace")
+        card = card_data(text)
+        if card is not None:
+            info["cardData"] = card
+    expand = call.request.query_params.getlist("expand") + call.request.query_params.getlist(
+        "expand[]"
+    )
+    if expand:
+        info = {key: value for key, value in info.items() if key in {*expand, "_id", "id"}}
+    return JSONResponse(info)
+
+
+# ------------------------------------------------------------ refs, history
+
+
+def _ref_json(ref: str, prefix: str, commit_id: str) -> dict[str, str]:
+    return {"name": ref[len(prefix) :], "ref": ref, "targetCommit": commit_id}
+
+
+def list_refs(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    refs = call.store.refs(repo)
+    groups: dict[str, list[dict[str, str]]] = {
+        "branches": [],
+        "converts": [],
+        "tags": [],
+        "pullRequests": [],
+    }
+    prefixes = {
+        "refs/heads/": "branches",
+        "refs/convert/": "converts",
+        "refs/tags/": "tags",
+        "refs/pr/": "pullRequests",
+    }
+    for ref in sorted(refs):
+        for prefix, group in prefixes.items():
+            if ref.startswith(prefix):
+                groups[group].append(_ref_json(ref, prefix, refs[ref]))
+    if not call.flag("include_prs"):
+        del groups["pullRequests"]
+    return JSONResponse(groups)
+
+
+def list_commits(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    _, head = call.store.resolve(repo, call.params["rev"])
+    formatted = "formatted" in call.request.query_params.getlist("expand[]")
+    out = []
+    for commit in call.store.history(repo, head):
+        item = commit.api_json()
+        if formatted:
+            item["formatted"] = {"title": commit.title, "message": commit.message}
+        out.append(item)
+    return JSONResponse(out)
+
+
+def _resolve_start(call: Call, repo: RepoId, revision: str | None) -> Commit:
+    _, commit = call.store.resolve(repo, revision or "main")
+    return commit
+
+
+def create_branch(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    branch = validate_branch_name(call.params["path"])
+    payload = json_body(call)
+    if payload.get("emptyBranch"):
+        raise HubBadRequestError(
+            "Empty branches are not supported by this local Hub: create the branch from a"
+            " revision instead."
+        )
+    start = _resolve_start(call, repo, payload.get("startingPoint"))
+    _set_new_ref(call, repo, f"refs/heads/{branch}", start.id, f"Branch {branch!r}")
+    return JSONResponse({})
+
+
+def delete_branch(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    branch = call.params["path"]
+    if branch == "main":
+        raise HubBadRequestError("Cannot delete the 'main' branch: delete the repo instead.")
+    _delete_ref(call, repo, ref_name(branch), f"Branch {branch!r}")
+    return JSONResponse({})
+
+
+def create_tag(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    payload = json_body(call)
+    tag = validate_branch_name(str(payload.get("tag", "")))
+    start = _resolve_start(call, repo, call.params["rev"])
+    _set_new_ref(call, repo, f"refs/tags/{tag}", start.id, f"Tag {tag!r}")
+    return JSONResponse({})
+
+
+def delete_tag(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    tag = call.params["path"]
+    _delete_ref(call, repo, f"refs/tags/{tag}", f"Tag {tag!r}")
+    return JSONResponse({})
+
+
+def _set_new_ref(call: Call, repo: RepoId, ref: str, commit_id: str, what: str) -> None:
+    def add(refs: dict[str, str]) -> dict[str, str]:
+        if ref in refs:
+            raise HubConflictError(
+                f"{what} already exists in the {repo.describe()}: pass exist_ok=True or pick"
+                " another name."
+            )
+        return {**refs, ref: commit_id}
+
+    call.store.update_refs(repo, add)
+
+
+def _delete_ref(call: Call, repo: RepoId, ref: str, what: str) -> None:
+    def remove(refs: dict[str, str]) -> dict[str, str]:
+        if ref not in refs:
+            raise HubRevisionNotFoundError(
+                f"{what} does not exist in the {repo.describe()}: list refs with list_repo_refs."
+            )
+        return {name: target for name, target in refs.items() if name != ref}
+
+    call.store.update_refs(repo, remove)
+
+
+API = "api/{types}/{namespace}/{name}"
+
+ROUTES: list[Route] = [
+    route("GET", "api/whoami-v2", whoami),
+    route("POST", "api/validate-yaml", validate_yaml),
+    route("POST", "api/repos/create", create_repo),
+    route("DELETE", "api/repos/delete", delete_repo),
+    route("GET", "api/{types}", list_repos),
+    route("GET", API, repo_info),
+    route("GET", f"{API}/revision/{{rev}}", repo_info),
+    route("PUT", f"{API}/settings", update_settings),
+    route("GET", f"{API}/refs", list_refs),
+    route("GET", f"{API}/commits/{{rev}}", list_commits),
+    route("POST", f"{API}/branch/{{path*}}", create_branch),
+    route("DELETE", f"{API}/branch/{{path*}}", delete_branch),
+    route("POST", f"{API}/tag/{{rev}}", create_tag),
+    route("DELETE", f"{API}/tag/{{path*}}", delete_tag),
+]

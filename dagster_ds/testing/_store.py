@@ -1,0 +1,332 @@
+"""On-disk storage of the local Hub: repositories, refs, commits and content-addressed blobs.
+
+Layout of the data folder::
+
+    hub.json                              format marker (refuses foreign folders)
+    blobs/<sha256[:2]>/<sha256>           file contents, regular and LFS, deduplicated
+    uploads/<upload id>/                  LFS uploads in flight (parts of a multipart upload)
+    tmp/                                  files being written, renamed into place when complete
+    locks/<type>s/<namespace>/<name>.lock one writer at a time per repository
+    repos/<type>s/<namespace>/<name>/
+        repo.json                         id, visibility, creation date
+        refs.json                         {"refs/heads/main": <commit id>, "refs/pr/1": ...}
+        commits/<commit id>.json          the commit with its whole file tree
+
+Every file is written in ``tmp/``, flushed and renamed into place, so a reader
+never sees a partial file. A commit becomes visible only when ``refs.json`` is
+replaced (one atomic rename) after the commit file and all its blobs exist:
+readers of a branch see the old tree or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from dagster_ds.errors import (
+    HubConflictError,
+    HubDataDirError,
+    HubRepositoryNotFoundError,
+    HubRevisionNotFoundError,
+)
+from dagster_ds.testing._objects import COMMIT_ID, Commit, FileEntry, RepoId, now_iso
+
+_FORMAT = "dagster_ds.testing.hub/1"
+_COMMIT_CACHE_SIZE = 4096
+_STALE_TEMP_SECONDS = 3600
+
+
+class HubStore:
+    """The local Hub's data folder. Safe to share between threads of one server."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self._check_or_initialise()
+        self.tmp_dir = self.root / "tmp"
+        self.uploads_dir = self.root / "uploads"
+        for folder in (self.tmp_dir, self.uploads_dir, self.root / "blobs", self.root / "repos"):
+            folder.mkdir(parents=True, exist_ok=True)
+        self._drop_stale_temp_files()
+        self._commit_cache: dict[tuple[RepoId, str], Commit] = {}
+        self._cache_lock = threading.Lock()
+        self._held = threading.local()
+
+    def _check_or_initialise(self) -> None:
+        marker = self.root / "hub.json"
+        if marker.is_file():
+            try:
+                found = json.loads(marker.read_text()).get("format")
+            except (OSError, ValueError, AttributeError) as e:
+                raise HubDataDirError(
+                    f"Cannot read the local Hub marker {str(marker)!r}: {e}. Point the server at"
+                    " the folder it created, or at an empty folder to start a new store."
+                ) from e
+            if found != _FORMAT:
+                raise HubDataDirError(
+                    f"The data folder {str(self.root)!r} holds local Hub format {found!r}, this"
+                    f" version reads {_FORMAT!r}. Use a new, empty data folder."
+                )
+            return
+        if self.root.exists() and (not self.root.is_dir() or any(self.root.iterdir())):
+            raise HubDataDirError(
+                f"The data folder {str(self.root)!r} exists, is not empty and is not a local Hub"
+                " store (no hub.json). Pass an empty or new folder so that no files are mixed in."
+            )
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "tmp").mkdir(exist_ok=True)
+        self._write_atomic(
+            marker, json.dumps({"format": _FORMAT}).encode(), tmp_dir=self.root / "tmp"
+        )
+
+    def _drop_stale_temp_files(self) -> None:
+        """Remove what killed writers left in ``tmp/`` (old enough not to be in flight)."""
+        cutoff = time.time() - _STALE_TEMP_SECONDS
+        for path in self.tmp_dir.iterdir():
+            with contextlib.suppress(OSError):
+                if path.lstat().st_mtime < cutoff:
+                    if path.is_dir():
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        path.unlink()
+
+    # ----------------------------------------------------------------- files
+
+    def new_temp_path(self) -> Path:
+        """A fresh path in ``tmp/``, for a file to be renamed into place once complete."""
+        return self.tmp_dir / uuid.uuid4().hex
+
+    def _write_atomic(self, path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+        tmp = (tmp_dir or self.tmp_dir) / uuid.uuid4().hex
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _write_json(self, path: Path, data: Any) -> None:
+        self._write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode())
+
+    # ----------------------------------------------------------------- blobs
+
+    def blob_path(self, sha256: str) -> Path:
+        return self.root / "blobs" / sha256[:2] / sha256
+
+    def has_blob(self, sha256: str, size: int | None = None) -> bool:
+        try:
+            found = self.blob_path(sha256).stat().st_size
+        except FileNotFoundError:
+            return False
+        return size is None or found == size
+
+    def put_blob(self, content: bytes) -> str:
+        """Store ``content`` (if new) and return its sha256."""
+        sha256 = hashlib.sha256(content).hexdigest()
+        if not self.has_blob(sha256, len(content)):
+            self._write_atomic(self.blob_path(sha256), content)
+        return sha256
+
+    def adopt_blob(self, tmp_file: Path, sha256: str) -> None:
+        """Move a complete, verified file from ``tmp/`` into the blob store."""
+        with open(tmp_file, "rb+") as f:
+            os.fsync(f.fileno())
+        target = self.blob_path(sha256)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp_file, target)
+
+    # ----------------------------------------------------------------- repos
+
+    def _repo_dir(self, repo: RepoId) -> Path:
+        return self.root / "repos" / f"{repo.type}s" / repo.namespace / repo.name
+
+    @contextlib.contextmanager
+    def locked(self, repo: RepoId) -> Iterator[None]:
+        """Hold the repository's write lock (threads and processes); re-entrant per thread."""
+        held: set[RepoId] = self._held.__dict__.setdefault("repos", set())
+        if repo in held:
+            yield
+            return
+        lock_path = self.root / "locks" / f"{repo.type}s" / repo.namespace / f"{repo.name}.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(lock_path)):
+            held.add(repo)
+            try:
+                yield
+            finally:
+                held.discard(repo)
+
+    def create_repo(self, repo: RepoId, *, private: bool, initial: Commit) -> dict[str, Any]:
+        """Create a repository whose ``main`` branch points at ``initial``."""
+        final = self._repo_dir(repo)
+        if final.exists():
+            raise HubConflictError(
+                f"The {repo.describe()} already exists: pass exist_ok=True to reuse it, or"
+                " delete it first."
+            )
+        meta = {
+            "_id": uuid.uuid4().hex[:24],
+            "id": repo.id,
+            "type": repo.type,
+            "private": private,
+            "createdAt": initial.date,
+        }
+        staging = self.tmp_dir / f"repo-{uuid.uuid4().hex}"
+        (staging / "commits").mkdir(parents=True)
+        try:
+            (staging / "repo.json").write_text(json.dumps(meta, indent=1))
+            (staging / "refs.json").write_text(json.dumps({"refs/heads/main": initial.id}))
+            (staging / "commits" / f"{initial.id}.json").write_text(json.dumps(initial.to_json()))
+            final.parent.mkdir(parents=True, exist_ok=True)
+            with self.locked(repo):
+                try:
+                    os.rename(staging, final)
+                except OSError as e:
+                    raise HubConflictError(
+                        f"The {repo.describe()} already exists: pass exist_ok=True to reuse it,"
+                        " or delete it first."
+                    ) from e
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return meta
+
+    def delete_repo(self, repo: RepoId) -> None:
+        folder = self._repo_dir(repo)
+        trash = self.tmp_dir / f"deleted-{uuid.uuid4().hex}"
+        with self.locked(repo):
+            try:
+                os.rename(folder, trash)
+            except FileNotFoundError as e:
+                raise self._not_found(repo) from e
+        shutil.rmtree(trash, ignore_errors=True)
+        with self._cache_lock:
+            for key in [key for key in self._commit_cache if key[0] == repo]:
+                del self._commit_cache[key]
+
+    def list_repos(self, repo_type: str) -> list[RepoId]:
+        """Every repository of one type, sorted by id."""
+        root = self.root / "repos" / f"{repo_type}s"
+        found = [
+            RepoId(repo_type, meta.parent.parent.name, meta.parent.name)
+            for meta in root.glob("*/*/repo.json")
+        ]
+        return sorted(found, key=lambda repo: repo.id)
+
+    def repo_meta(self, repo: RepoId) -> dict[str, Any]:
+        try:
+            return json.loads((self._repo_dir(repo) / "repo.json").read_text())
+        except FileNotFoundError as e:
+            raise self._not_found(repo) from e
+
+    def update_repo_meta(self, repo: RepoId, changes: Mapping[str, Any]) -> None:
+        with self.locked(repo):
+            meta = self.repo_meta(repo)
+            meta.update(changes)
+            self._write_json(self._repo_dir(repo) / "repo.json", meta)
+
+    @staticmethod
+    def _not_found(repo: RepoId) -> HubRepositoryNotFoundError:
+        return HubRepositoryNotFoundError(
+            f"The {repo.describe()} does not exist on this local Hub: create it with"
+            f" HfApi.create_repo({repo.id!r}, repo_type={repo.type!r}), and check repo_type."
+        )
+
+    # ------------------------------------------------------ refs and commits
+
+    def refs(self, repo: RepoId) -> dict[str, str]:
+        try:
+            return json.loads((self._repo_dir(repo) / "refs.json").read_text())
+        except FileNotFoundError as e:
+            raise self._not_found(repo) from e
+
+    def update_refs(
+        self, repo: RepoId, change: Callable[[dict[str, str]], dict[str, str]]
+    ) -> dict[str, str]:
+        """Replace the refs with ``change(current refs)``, atomically, under the repo lock.
+
+        Callers that build a commit hold `locked` around reading the head, writing
+        the commit and calling this, so no other writer moves the ref in between.
+        """
+        with self.locked(repo):
+            new_refs = change(self.refs(repo))
+            self._write_json(self._repo_dir(repo) / "refs.json", new_refs)
+        return new_refs
+
+    def write_commit(self, repo: RepoId, commit: Commit) -> None:
+        path = self._repo_dir(repo) / "commits" / f"{commit.id}.json"
+        if not path.parent.is_dir():
+            raise self._not_found(repo)
+        if not path.exists():
+            self._write_atomic(path, json.dumps(commit.to_json()).encode())
+
+    def read_commit(self, repo: RepoId, commit_id: str) -> Commit:
+        key = (repo, commit_id)
+        with self._cache_lock:
+            cached = self._commit_cache.get(key)
+        if cached is not None:
+            return cached
+        path = self._repo_dir(repo) / "commits" / f"{commit_id}.json"
+        try:
+            commit = Commit.from_json(json.loads(path.read_text()))
+        except FileNotFoundError as e:
+            self.repo_meta(repo)  # raises if the repo itself is missing
+            raise HubRevisionNotFoundError(
+                f"Commit {commit_id!r} does not exist in the {repo.describe()}."
+            ) from e
+        with self._cache_lock:
+            if len(self._commit_cache) >= _COMMIT_CACHE_SIZE:
+                self._commit_cache.clear()
+            self._commit_cache[key] = commit
+        return commit
+
+    def resolve(self, repo: RepoId, revision: str) -> tuple[str | None, Commit]:
+        """The full ref name (None for a commit id) and the commit a revision points at."""
+        refs = self.refs(repo)
+        if revision.startswith("refs/"):
+            candidates = [revision]
+        else:
+            candidates = [f"refs/heads/{revision}", f"refs/tags/{revision}"]
+        for ref in candidates:
+            if ref in refs:
+                return ref, self.read_commit(repo, refs[ref])
+        if COMMIT_ID.match(revision):
+            with contextlib.suppress(HubRevisionNotFoundError):
+                return None, self.read_commit(repo, revision)
+        raise HubRevisionNotFoundError(
+            f"Invalid rev id: {revision!r} is not a branch, tag, pull-request ref or commit of"
+            f" the {repo.describe()}. List them with HfApi.list_repo_refs({repo.id!r},"
+            f" repo_type={repo.type!r}, include_pull_requests=True)."
+        )
+
+    def history(self, repo: RepoId, head: Commit) -> Iterator[Commit]:
+        """``head`` and its first-parent ancestors, newest first."""
+        commit: Commit | None = head
+        while commit is not None:
+            yield commit
+            commit = self.read_commit(repo, commit.parents[0]) if commit.parents else None
+
+
+def new_initial_commit(author: str, gitattributes: bytes, store: HubStore) -> Commit:
+    """The commit a new repository starts with: a ``.gitattributes`` file, like the Hub's."""
+    store.put_blob(gitattributes)
+    return Commit.create(
+        parents=(),
+        files={".gitattributes": FileEntry.regular(gitattributes)},
+        title="initial commit",
+        message="",
+        author=author,
+        date=now_iso(),
+    )

@@ -1,0 +1,76 @@
+"""Views of a commit's tree: folder listings, path lookups and each path's last commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from dagster_ds.errors import HubEntryNotFoundError
+from dagster_ds.testing._objects import Commit, RepoId
+from dagster_ds.testing._store import HubStore
+
+
+def folder_json(commit: Commit, folder: str) -> dict[str, Any]:
+    return {"type": "directory", "oid": commit.folder_oid(folder), "size": 0, "path": folder}
+
+
+def list_folder(commit: Commit, folder: str, *, recursive: bool) -> list[dict[str, Any]]:
+    """The entries under ``folder`` ("" for the root): folders first, then files, sorted.
+
+    Raises `HubEntryNotFoundError` when ``folder`` is not a folder of the commit.
+    """
+    folders = commit.folders()
+    if folder and folder not in folders:
+        raise HubEntryNotFoundError(
+            f"{folder!r} is not a folder at commit {commit.id!r}"
+            f"{' (it is a file)' if folder in commit.files else ''}: list its parent folder"
+            " or use get_paths_info."
+        )
+    prefix = f"{folder}/" if folder else ""
+    depth = prefix.count("/")
+
+    def wanted(path: str) -> bool:
+        return path.startswith(prefix) and (recursive or path.count("/") == depth)
+
+    out = [folder_json(commit, f) for f in sorted(folders) if wanted(f)]
+    out += [commit.files[p].api_json(p) for p in sorted(commit.files) if wanted(p)]
+    return out
+
+
+def paths_info(commit: Commit, paths: Iterable[str]) -> list[dict[str, Any]]:
+    """Entries for the paths that exist in the commit; missing paths are left out."""
+    folders = commit.folders()
+    out: list[dict[str, Any]] = []
+    for raw in paths:
+        path = raw.strip("/")
+        if path in commit.files:
+            out.append(commit.files[path].api_json(path))
+        elif path in folders:
+            out.append(folder_json(commit, path))
+    return out
+
+
+def _signature(commit: Commit | None, path: str, is_folder: bool) -> str | None:
+    if commit is None:
+        return None
+    if is_folder:
+        return commit.folder_oid(path) if commit.files_under(path) else None
+    entry = commit.files.get(path)
+    return entry.oid if entry is not None else None
+
+
+def add_last_commits(
+    store: HubStore, repo: RepoId, head: Commit, entries: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Add ``lastCommit`` (the newest first-parent commit that changed it) to each entry."""
+    remaining = {e["path"]: e for e in entries}
+    for commit in store.history(repo, head):
+        parent = store.read_commit(repo, commit.parents[0]) if commit.parents else None
+        for path, entry in list(remaining.items()):
+            is_folder = entry["type"] == "directory"
+            if _signature(parent, path, is_folder) != _signature(commit, path, is_folder):
+                entry["lastCommit"] = {"id": commit.id, "title": commit.title, "date": commit.date}
+                del remaining[path]
+        if not remaining:
+            break
+    return entries

@@ -1,0 +1,174 @@
+"""Endpoints that write: preupload, the LFS batch API and its upload URLs, and commits.
+
+The client's order for ``create_commit``/``upload_folder`` (Xet disabled) is:
+``preupload`` (which files go through LFS), LFS ``batch`` (where to upload the
+ones not stored yet), the uploads themselves plus ``verify``, and finally one
+NDJSON ``commit`` that names LFS files by sha256 and carries regular files inline.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
+from starlette.responses import JSONResponse, Response
+
+from dagster_ds.errors import HubBadRequestError
+from dagster_ds.testing._commits import make_commit, parse_commit_payload
+from dagster_ds.testing._http import Call, Route, logger, route
+from dagster_ds.testing._lfs_rules import upload_mode
+from dagster_ds.testing._objects import RepoId, validate_path
+from dagster_ds.testing._repo_routes import json_body, repo_url
+
+_LFS_JSON = "application/vnd.git-lfs+json"
+
+
+def preupload(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    _, commit = call.store.resolve(repo, call.params["rev"])
+    files = json_body(call).get("files")
+    if not isinstance(files, list):
+        raise HubBadRequestError(
+            "preupload needs {'files': [{'path', 'sample', 'size'}, ...]}, as create_commit sends."
+        )
+    attributes_entry = commit.files.get(".gitattributes")
+    gitattributes = (
+        call.store.blob_path(attributes_entry.sha256).read_bytes() if attributes_entry else b""
+    )
+    answers: list[dict[str, Any]] = []
+    for item in files:
+        if not isinstance(item, dict):
+            raise HubBadRequestError(f"preupload file entry {item!r} is not an object.")
+        path = validate_path(str(item.get("path", "")))
+        try:
+            sample = base64.b64decode(item.get("sample") or "", validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise HubBadRequestError(f"preupload sample of {path!r} is not base64.") from e
+        mode = upload_mode(
+            path=path,
+            size=int(item.get("size", 0)),
+            sample=sample,
+            gitattributes=gitattributes,
+            lfs_threshold=call.hub.settings.lfs_threshold,
+        )
+        existing = commit.files.get(path)
+        oid = None if existing is None else existing.sha256 if existing.lfs else existing.oid
+        answers.append({"path": path, "uploadMode": mode, "shouldIgnore": False, "oid": oid})
+    return JSONResponse({"files": answers, "commitOid": commit.id})
+
+
+def commit(call: Call) -> Response:
+    repo, _ = call.readable_repo()
+    request = parse_commit_payload(call.body)
+    result = make_commit(
+        call.store,
+        repo,
+        revision=call.params["rev"],
+        request=request,
+        author=call.hub.settings.user,
+        create_pr=call.flag("create_pr"),
+    )
+    logger.info(
+        "%s: commit %s on %s (%d operations)",
+        repo.describe(),
+        result.commit.id,
+        result.ref,
+        len(request.operations),
+    )
+    url = repo_url(call, repo)
+    pr_url = f"{url}/discussions/{result.pr_number}" if result.pr_number is not None else None
+    return JSONResponse(
+        {
+            "success": True,
+            "commitOid": result.commit.id,
+            "commitUrl": f"{url}/commit/{result.commit.id}",
+            "pullRequestUrl": pr_url,
+            "hookOutput": "",
+        }
+    )
+
+
+# -------------------------------------------------------------------- LFS
+
+
+def _lfs_repo(call: Call) -> RepoId:
+    name = call.params["name"]
+    if not name.endswith(".git"):
+        raise HubBadRequestError(f"LFS URLs name the repo as '<name>.git', got {name!r}.")
+    call.params["name"] = name[: -len(".git")]
+    repo, _ = call.readable_repo()
+    return repo
+
+
+def lfs_batch(call: Call) -> Response:
+    _lfs_repo(call)
+    answer = call.hub.lfs.batch(json_body(call), call.base_url)
+    return JSONResponse(answer, media_type=_LFS_JSON)
+
+
+def lfs_verify(call: Call) -> Response:
+    call.hub.lfs.verify(json_body(call))
+    return JSONResponse({"success": True})
+
+
+async def _receive(call: Call, tmp: Path) -> None:
+    try:
+        with open(tmp, "wb") as f:
+            async for chunk in call.request.stream():
+                f.write(chunk)
+    except (ClientDisconnect, OSError):
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+async def lfs_upload_single(call: Call) -> Response:
+    lfs = call.hub.lfs
+    session = await run_in_threadpool(lfs.session, call.params["session"])
+    tmp = call.store.new_temp_path()
+    await _receive(call, tmp)
+    await run_in_threadpool(lfs.complete_single, session, tmp)
+    return Response(status_code=200)
+
+
+async def lfs_upload_part(call: Call) -> Response:
+    lfs = call.hub.lfs
+    session = await run_in_threadpool(lfs.session, call.params["session"])
+    try:
+        part = int(call.params["part"])
+    except ValueError as e:
+        raise HubBadRequestError(f"Part number {call.params['part']!r} is not an int.") from e
+    tmp = lfs.new_part_file(session, part)
+    await _receive(call, tmp)
+    etag = await run_in_threadpool(lfs.finish_part, session, part, tmp)
+    return Response(status_code=200, headers={"ETag": f'"{etag}"'})
+
+
+def lfs_complete_multipart(call: Call) -> Response:
+    lfs = call.hub.lfs
+    session = lfs.session(call.params["session"])
+    try:
+        payload = json.loads(call.body)
+    except ValueError as e:
+        raise HubBadRequestError("Multipart completion body is not JSON.") from e
+    lfs.complete_multipart(session, payload)
+    return JSONResponse({"success": True})
+
+
+API = "api/{types}/{namespace}/{name}"
+LFS = "info/lfs/objects"
+
+ROUTES: list[Route] = [
+    route("POST", f"{API}/preupload/{{rev}}", preupload),
+    route("POST", f"{API}/commit/{{rev}}", commit),
+    route("POST", f"{{types}}/{{namespace}}/{{name}}/{LFS}/batch", lfs_batch),
+    route("POST", f"{{namespace}}/{{name}}/{LFS}/batch", lfs_batch),
+    route("POST", "lfs-verify", lfs_verify),
+    route("PUT", "lfs-uploads/{session}", lfs_upload_single, public=True, streaming=True),
+    route("POST", "lfs-uploads/{session}", lfs_complete_multipart, public=True),
+    route("PUT", "lfs-uploads/{session}/{part}", lfs_upload_part, public=True, streaming=True),
+]

@@ -1,0 +1,86 @@
+"""save_to_disk / load_from_disk: exact fingerprints, the anchor's layout, atomic saves."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+
+from dagster_ds import Dataset, NotASavedDatasetError
+from dagster_ds.features import ClassLabel, Features, Value
+from tests.conftest import REPO_ROOT
+
+FEATURES = Features({"label": ClassLabel(names=["no", "yes"]), "text": Value("string")})
+
+
+def _dataset(rows: int = 20) -> Dataset:
+    return Dataset.from_dict(
+        {"label": [i % 2 for i in range(rows)], "text": [f"row {i}" for i in range(rows)]},
+        features=FEATURES,
+    )
+
+
+def test_round_trip_keeps_rows_features_format_and_fingerprint(tmp_path: Path) -> None:
+    ds = _dataset().filter(lambda x: x["label"] == 1).with_format("numpy")
+    ds.save_to_disk(str(tmp_path / "saved"), num_shards=3)
+    loaded = Dataset.load_from_disk(str(tmp_path / "saved"))
+    assert loaded.fingerprint == ds.fingerprint
+    assert loaded.features == FEATURES
+    assert loaded.format == ds.format
+    assert loaded.with_format(None).to_list() == ds.with_format(None).to_list()
+    assert len(list((tmp_path / "saved").glob("data-*-of-00003.arrow"))) == 3
+    assert [step.transform for step in loaded.lineage] == ["filter", "set_format"]
+
+
+def test_the_anchor_reads_what_we_save_and_we_read_what_it_saves(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf"))
+    ours = _dataset()
+    ours.save_to_disk(str(tmp_path / "ours"))
+    theirs = datasets.load_from_disk(str(tmp_path / "ours"))
+    assert theirs.to_list() == ours.to_list()
+    assert theirs.features["label"].names == ["no", "yes"]
+    theirs.save_to_disk(str(tmp_path / "theirs"))
+    assert Dataset.load_from_disk(str(tmp_path / "theirs")).to_list() == ours.to_list()
+
+
+def test_saving_over_an_existing_dataset_replaces_it(tmp_path: Path) -> None:
+    target = str(tmp_path / "saved")
+    _dataset(5).save_to_disk(target)
+    _dataset(7).save_to_disk(target)
+    assert Dataset.load_from_disk(target).num_rows == 7
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saved"]
+
+
+def test_an_interrupted_save_leaves_nothing_loadable(tmp_path: Path) -> None:
+    target = tmp_path / "saved"
+    script = (
+        "import os, signal\n"
+        "import dagster_ds.arrow._disk as disk\n"
+        "from dagster_ds import Dataset\n"
+        "def die(*args, **kwargs):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "disk._write_json = die\n"
+        f"Dataset.from_dict({{'a': list(range(1000))}}).save_to_disk({str(target)!r})\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        check=False,
+    )
+    assert completed.returncode == -9
+    assert not target.exists()
+    with pytest.raises(NotASavedDatasetError, match=r"state\.json is missing"):
+        Dataset.load_from_disk(str(target))
+
+
+def test_memory_urls_work(tmp_path: Path) -> None:
+    ds = _dataset()
+    ds.save_to_disk("memory://saved-datasets/one")
+    assert Dataset.load_from_disk("memory://saved-datasets/one").fingerprint == ds.fingerprint

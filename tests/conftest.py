@@ -1,0 +1,85 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+# huggingface_hub reads these at import time. Telemetry off: its user-agent code
+# otherwise fetches a registry from its default endpoint (huggingface.co). Xet off:
+# the local Hub speaks LFS only.
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+
+pytest_plugins = ["dagster_ds.testing.pytest_plugin"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+RunPython = Callable[..., str]
+
+if TYPE_CHECKING:
+    from dagster_ds.testing import LocalHubServer
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test gets its own cache folder, never the user's."""
+    monkeypatch.setenv("DAGSTER_DS_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def run_python() -> RunPython:
+    """Run Python source in a fresh interpreter and return what it printed.
+
+    Keyword arguments: ``cwd`` (the working directory), ``env`` (extra
+    environment variables), ``path`` (folders prepended to PYTHONPATH).
+    """
+
+    def run(
+        source: str,
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        path: list[Path] | None = None,
+    ) -> str:
+        environment = dict(os.environ)
+        environment.update(env or {})
+        python_path = [str(p) for p in path or []] + [str(REPO_ROOT)]
+        environment["PYTHONPATH"] = os.pathsep.join(python_path)
+        completed = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(source)],
+            cwd=cwd,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if completed.returncode != 0:
+            raise AssertionError(f"subprocess failed:\n{completed.stderr}")
+        return completed.stdout.strip()
+
+    return run
+
+
+@pytest.fixture
+def hub_api(local_hub: LocalHubServer) -> Any:
+    """An HfApi client of the `local_hub`, with a token (any token is accepted)."""
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=local_hub.endpoint, token="test-token")
+
+
+@pytest.fixture
+def hf_cache(tmp_path: Path) -> Path:
+    """A private huggingface_hub download cache for one test."""
+    return tmp_path / "hf-cache"

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from dagster_ds.errors import (
+    ColumnNotFoundError,
+    InvalidFilterError,
+    MalformedFileError,
+    RowGroupIndexError,
+)
+from dagster_ds.formats import (
+    ReadStats,
+    iter_batches,
+    iter_parquet_batches,
+    list_row_groups,
+    read_row_group,
+    write_batches,
+)
+
+from ._helpers import read_all
+
+ROWS = 1000
+GROUP = 100
+
+
+@pytest.fixture
+def table() -> pa.Table:
+    ids = pa.array(range(ROWS), pa.int64())
+    return pa.table(
+        {
+            "id": ids,
+            "bucket": pc.divide(ids, 100),
+            "name": pa.array([f"name-{i}" for i in range(ROWS)]),
+            "weight": pa.array([i / 3 for i in range(ROWS)], pa.float32()),
+        }
+    )
+
+
+@pytest.fixture
+def path(tmp_path: Path, table: pa.Table) -> str:
+    target = str(tmp_path / "t.parquet")
+    # Batches of 64 rows: the writer still makes row groups of exactly GROUP rows.
+    write_batches(table.to_batches(max_chunksize=64), target, row_group_size=GROUP)
+    return target
+
+
+def test_round_trip_keeps_types_and_row_groups(path: str, table: pa.Table) -> None:
+    assert read_all(iter_parquet_batches(path)).equals(table)
+    groups = list_row_groups(path)
+    assert [g.index for g in groups] == list(range(10))
+    assert {g.num_rows for g in groups} == {GROUP}
+    assert pq.ParquetFile(path).metadata.num_row_groups == 10
+
+
+def test_batch_size_bounds_batches(path: str) -> None:
+    sizes = [b.num_rows for b in iter_parquet_batches(path, batch_size=30)]
+    assert max(sizes) == 30
+    assert sum(sizes) == ROWS
+
+
+def test_column_projection(path: str, table: pa.Table) -> None:
+    result = read_all(iter_parquet_batches(path, columns=["name", "id"]))
+    assert result.schema.names == ["name", "id"]
+    assert result.equals(table.select(["name", "id"]))
+    with pytest.raises(ColumnNotFoundError, match="'nope'"):
+        iter_parquet_batches(path, columns=["nope"])
+
+
+def test_filters_prune_row_groups_by_statistics(path: str, table: pa.Table) -> None:
+    stats = ReadStats()
+    result = read_all(
+        iter_parquet_batches(path, filters=[("id", ">=", 250), ("id", "<", 280)], stats=stats)
+    )
+    assert result.column("id").to_pylist() == list(range(250, 280))
+    assert (stats.row_groups_total, stats.row_groups_read) == (10, 1)
+    assert stats.rows_read == GROUP
+
+    stats = ReadStats()
+    either = [[("id", "<", 5)], [("id", ">", 990)]]
+    result = read_all(iter_parquet_batches(path, columns=["name"], filters=either, stats=stats))
+    assert result.schema.names == ["name"]
+    assert result.num_rows == 5 + 9
+    assert stats.row_groups_read == 2
+
+    stats = ReadStats()
+    expression = (pc.field("bucket") == 7) & (pc.field("name") != "name-701")
+    result = read_all(iter_parquet_batches(path, filters=expression, stats=stats))
+    assert result.num_rows == 99
+    assert result.equals(table.filter(expression))
+    assert stats.row_groups_read == 1
+
+
+def test_filter_matching_nothing_reads_nothing_and_keeps_the_schema(path: str) -> None:
+    stats = ReadStats()
+    batches = list(
+        iter_parquet_batches(path, columns=["id"], filters=[("id", ">", 10**6)], stats=stats)
+    )
+    assert [b.num_rows for b in batches] == [0]
+    assert batches[0].schema.names == ["id"]
+    assert stats.row_groups_read == 0
+
+
+def test_invalid_filters(path: str) -> None:
+    with pytest.raises(InvalidFilterError, match="not a valid operator"):
+        iter_parquet_batches(path, filters=[("id", "~", 1)])
+    with pytest.raises(InvalidFilterError, match="nope"):
+        iter_parquet_batches(path, filters=[("nope", "==", 1)])
+    with pytest.raises(InvalidFilterError, match="empty"):
+        iter_parquet_batches(path, filters=[])
+
+
+def test_single_row_group(path: str, table: pa.Table) -> None:
+    group = read_row_group(path, 3, columns=["id"])
+    assert group.column("id").to_pylist() == list(range(300, 400))
+    shard = read_all(iter_parquet_batches(path, row_groups=[7, 2]))
+    assert shard.equals(pa.concat_tables([table.slice(700, 100), table.slice(200, 100)]))
+    with pytest.raises(RowGroupIndexError, match="10 row group"):
+        read_row_group(path, 10)
+
+
+@pytest.mark.parametrize("start", [0, 1, 99, 100, 250, 999, 1000, 1500])
+def test_resume_from_a_row_skips_whole_row_groups(path: str, table: pa.Table, start: int) -> None:
+    stats = ReadStats()
+    result = read_all(iter_parquet_batches(path, start_row=start, batch_size=64, stats=stats))
+    assert result.equals(table.slice(start))
+    assert stats.row_groups_read == 10 - min(start // GROUP, 10)
+
+
+def test_resume_counts_rows_after_the_filter(path: str, table: pa.Table) -> None:
+    filters = [("id", ">=", 150), ("id", "<", 450)]
+    full = read_all(iter_parquet_batches(path, filters=filters))
+    resumed = read_all(iter_parquet_batches(path, filters=filters, start_row=120))
+    assert resumed.equals(full.slice(120))
+
+
+def test_memory_url_and_dispatch(memory_root: str, table: pa.Table) -> None:
+    url = f"{memory_root}/t.parquet"
+    write_batches([table], url, row_group_size=250)
+    assert [g.num_rows for g in list_row_groups(url)] == [250] * 4
+    stats = ReadStats()
+    result = read_all(iter_batches(url, filters=pc.field("id") < 10, stats=stats))
+    assert result.num_rows == 10
+    assert stats.row_groups_read == 1
+
+
+def test_not_parquet_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"definitely not parquet, but long enough to have a footer")
+    with pytest.raises(MalformedFileError, match="not a valid Parquet file"):
+        iter_parquet_batches(str(bad))

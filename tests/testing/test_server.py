@@ -1,0 +1,167 @@
+"""LocalHubServer lifecycle, persistence, the command line, and the public API."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
+
+import dagster_ds.testing
+from dagster_ds.errors import HubDataDirError, LocalHubStartError
+from dagster_ds.testing import LocalHubServer
+
+
+def _refuses_connections(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_public_api_is_pinned():
+    public = {n for n in vars(dagster_ds.testing) if not n.startswith("_")}
+    assert dagster_ds.testing.__all__ == sorted(dagster_ds.testing.__all__)
+    assert set(dagster_ds.testing.__all__) == public - {"pytest_plugin"}
+    assert dagster_ds.testing.__all__ == ["LocalHubServer", "create_hub_app"]
+
+
+def test_start_is_fast_and_stop_is_clean(tmp_path):
+    server = LocalHubServer(tmp_path / "hub")
+    with pytest.raises(LocalHubStartError, match="not started"):
+        _ = server.port
+    began = time.monotonic()
+    server.start()
+    assert time.monotonic() - began < 2
+    port = server.port
+    assert server.running
+    assert server.endpoint == f"http://127.0.0.1:{port}"
+    assert server.data_dir == tmp_path / "hub"
+    assert not _refuses_connections(port)
+    server.stop()
+    assert not server.running
+    assert _refuses_connections(port)
+    assert not any(t.name == "dagster-ds-local-hub" for t in threading.enumerate())
+    server.stop()  # stopping twice is harmless
+
+
+def test_temporary_data_dir_is_removed_on_stop():
+    with LocalHubServer() as server:
+        data_dir = server.data_dir
+        assert (data_dir / "hub.json").is_file()
+    assert not data_dir.exists()
+
+
+def test_taken_port_is_reported(tmp_path):
+    with LocalHubServer(tmp_path / "a") as first:
+        second = LocalHubServer(tmp_path / "b", port=first.port)
+        with pytest.raises(LocalHubStartError, match=str(first.port)):
+            second.start()
+
+
+def test_refuses_a_foreign_data_dir(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(HubDataDirError, match="not a local Hub store"):
+        LocalHubServer(tmp_path).start()
+
+
+def test_repr_never_shows_the_token(tmp_path):
+    with LocalHubServer(tmp_path / "hub", token="hunter2-token") as server:
+        assert "hunter2-token" not in repr(server)
+        assert server.token == "hunter2-token"
+
+
+def test_data_survives_a_restart(tmp_path, hf_cache):
+    data_dir = tmp_path / "hub"
+    with LocalHubServer(data_dir) as server:
+        api = HfApi(endpoint=server.endpoint, token="t")
+        api.create_repo("user/demo", repo_type="dataset")
+        commit = api.create_commit(
+            "user/demo",
+            [CommitOperationAdd("a.parquet", b"PAR1 lfs"), CommitOperationAdd("b.txt", b"b")],
+            commit_message="add",
+            repo_type="dataset",
+        )
+        api.create_branch("user/demo", branch="dev", repo_type="dataset")
+    with LocalHubServer(data_dir) as server:
+        api = HfApi(endpoint=server.endpoint, token="t")
+        assert api.dataset_info("user/demo").sha == commit.oid
+        assert [b.name for b in api.list_repo_refs("user/demo", repo_type="dataset").branches] == [
+            "dev",
+            "main",
+        ]
+        local = api.hf_hub_download(
+            "user/demo", "a.parquet", repo_type="dataset", cache_dir=hf_cache
+        )
+        assert Path(local).read_bytes() == b"PAR1 lfs"
+
+
+def test_cli_serve(tmp_path):
+    env = {
+        **os.environ,
+        "DAGSTER_DS_HUB_TOKEN": "cli-secret-token",
+        "PYTHONUNBUFFERED": "1",
+    }
+    dagster_ds_command = str(Path(sys.executable).parent / "dagster-ds")
+    command = [
+        dagster_ds_command,
+        "hub",
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        str(tmp_path / "hub"),
+    ]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        endpoint = ""
+        for line in process.stdout:
+            if line.startswith("HF_ENDPOINT="):
+                endpoint = line.strip().split("=", 1)[1]
+                break
+        assert endpoint.startswith("http://127.0.0.1:")
+        api = HfApi(endpoint=endpoint, token="cli-secret-token")
+        api.create_repo("user/cli", repo_type="dataset")
+        assert api.dataset_info("user/cli").id == "user/cli"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=15)
+    assert process.returncode == 0, err
+    assert "Local Hub stopped." in out
+    assert "cli-secret-token" not in out + err
+    assert "POST /api/repos/create" in err  # one access-log line per request
+    assert (tmp_path / "hub" / "repos" / "datasets" / "user" / "cli" / "refs.json").is_file()
+
+
+def test_cli_reports_a_foreign_data_dir(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    dagster_ds_command = str(Path(sys.executable).parent / "dagster-ds")
+    result = subprocess.run(
+        [dagster_ds_command, "hub", "serve", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "is not a local Hub store" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_local_hub_fixture_makes_it_the_default_hub(local_hub, hf_cache):
+    api = HfApi(token="t")  # no endpoint given
+    assert api.endpoint == local_hub.endpoint
+    api.create_repo("user/default", repo_type="dataset")
+    api.upload_file(
+        path_or_fileobj=b"x", path_in_repo="x.txt", repo_id="user/default", repo_type="dataset"
+    )
+    local = hf_hub_download("user/default", "x.txt", repo_type="dataset", cache_dir=hf_cache)
+    assert Path(local).read_bytes() == b"x"
+    assert os.environ["HF_ENDPOINT"] == local_hub.endpoint
+    assert os.environ["HF_HUB_DISABLE_XET"] == "1"
