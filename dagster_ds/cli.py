@@ -5,6 +5,7 @@ this module only assembles them.
 
 Example:
     $ dagster-ds hash explain old.json new.json
+    $ dagster-ds cache gc --max-size 20GB
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from dagster_ds.cache._cli import cache_group
 from dagster_ds.fingerprint import HashNode, explain
 from dagster_ds.testing._cli import hub_group
 
@@ -22,6 +24,9 @@ from dagster_ds.testing._cli import hub_group
 @click.version_option(package_name="dagster-ds")
 def main() -> None:
     """Fingerprinted, cached datasets-style transforms for Dagster."""
+
+
+main.add_command(cache_group)
 
 
 @main.group(name="hash")

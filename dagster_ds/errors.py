@@ -25,6 +25,12 @@ inherits that builtin too::
     ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
     ├── TransformOutputError (ValueError)  a map/filter function returned unusable output
     ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
+    ├── CacheError                                  a cache operation failed
+    │   ├── CacheMetadataError (TypeError)          entry metadata is not JSON data
+    │   ├── CacheWriterError (ValueError)           an entry writer was misused
+    │   ├── CacheFileNotFoundError (KeyError)       an entry has no file of that name
+    │   ├── CacheFormatError (ValueError)           an entry's manifest format is unsupported
+    │   └── CacheLockTimeoutError (TimeoutError)    waited too long for a fingerprint's lock
     └── LocalHubError                               the local Hub server failed or refused
         ├── LocalHubStartError (RuntimeError)       the server did not start listening
         ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
@@ -39,7 +45,8 @@ inherits that builtin too::
 
     DagsterDsWarning (UserWarning)
     ├── UnhashableTransformWarning      a transform got a random fingerprint
-    └── UnsupportedFeatureWarning       stored features hold a type we do not model
+    ├── UnsupportedFeatureWarning       stored features hold a type we do not model
+    └── CacheCorruptionWarning          a corrupt cache entry was quarantined
 
 Messages say what failed, show the offending value, and say how to fix it.
 
@@ -52,6 +59,13 @@ classes (``RepositoryNotFoundError``, ``RevisionNotFoundError``, ...).
 from __future__ import annotations
 
 __all__ = [
+    "CacheCorruptionWarning",
+    "CacheError",
+    "CacheFileNotFoundError",
+    "CacheFormatError",
+    "CacheLockTimeoutError",
+    "CacheMetadataError",
+    "CacheWriterError",
     "CastError",
     "ClassLabelError",
     "ColumnMismatchError",
@@ -263,6 +277,34 @@ class NotASavedDatasetError(DagsterDsError, FileNotFoundError):
     """load_from_disk found no dataset saved by save_to_disk at a path."""
 
 
+class CacheError(DagsterDsError):
+    """A cache operation failed."""
+
+
+class CacheMetadataError(CacheError, TypeError):
+    """Metadata given for a cache entry is not JSON data (str keys, lists, numbers...)."""
+
+
+class CacheWriterError(CacheError, ValueError):
+    """An entry writer was misused: a bad file name, a file opened twice, use after close."""
+
+
+class CacheFileNotFoundError(CacheError, KeyError):
+    """A cache entry has no file of the requested name."""
+
+    def __str__(self) -> str:
+        # KeyError's str() is the repr of its argument; show the message as written.
+        return str(self.args[0]) if self.args else ""
+
+
+class CacheFormatError(CacheError, ValueError):
+    """A cache entry was written in a manifest format this version cannot read."""
+
+
+class CacheLockTimeoutError(CacheError, TimeoutError):
+    """Waiting for another process building the same fingerprint took too long."""
+
+
 class LocalHubError(DagsterDsError):
     """The local Hub server (`dagster_ds.testing`) failed or refused a request."""
 
@@ -320,3 +362,7 @@ class UnsupportedFeatureWarning(DagsterDsWarning):
 
     The column's feature is then inferred from its Arrow type instead.
     """
+
+
+class CacheCorruptionWarning(DagsterDsWarning):
+    """A cache entry failed its size or checksum check; it was quarantined and is recomputed."""

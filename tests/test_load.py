@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from dagster_ds.cache import CacheStore
 
 from dagster_ds import Dataset, DatasetDict, MalformedFileError
+from dagster_ds.cache import CacheStore
 from dagster_ds.load import load_dataset
 
 ROWS = [{"id": i, "text": f"line {i}"} for i in range(30)]

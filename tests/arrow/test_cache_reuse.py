@@ -14,9 +14,9 @@ import warnings
 from pathlib import Path
 
 import pytest
-from dagster_ds.cache import CacheStore
 
 from dagster_ds import Dataset, UnhashableTransformWarning
+from dagster_ds.cache import CacheStore
 from tests.conftest import REPO_ROOT, RunPython
 
 PIPELINE = """

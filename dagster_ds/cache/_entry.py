@@ -1,0 +1,145 @@
+"""CacheEntry: a complete, verified entry, held open by a reader lease."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import io
+from types import TracebackType
+
+from dagster_ds.cache._json import JSONValue
+from dagster_ds.cache._layout import Layout
+from dagster_ds.cache._leases import Lease
+from dagster_ds.cache._manifest import Manifest
+from dagster_ds.errors import CacheFileNotFoundError
+
+
+class CacheEntry:
+    """A published cache entry: its manifest and read access to its files.
+
+    Returned by `CacheStore.lookup`, `CacheStore.get_or_create` and
+    `EntryWriter.entry`, always complete and verified. The entry holds a reader
+    lease, so `CacheStore.gc` never evicts it while it is open; the lease ends
+    with `close` (or ``with entry:``), when the entry is garbage-collected, or
+    at interpreter exit. Keep the entry alive as long as you use its files, for
+    example next to a memory map of `local_path`.
+
+    Example:
+        >>> store = CacheStore("memory://entry-doc")
+        >>> with store.writer("0" * 32, metadata={"num_rows": 2}) as w:
+        ...     w.write_bytes("data-00000-of-00001.arrow", b"...")
+        >>> with store.lookup("0" * 32) as entry:
+        ...     entry.files, entry.metadata["num_rows"], entry.open(entry.files[0]).read()
+        (('data-00000-of-00001.arrow',), 2, b'...')
+    """
+
+    def __init__(
+        self, layout: Layout, key: str, manifest: Manifest, raw: dict[str, JSONValue], lease: Lease
+    ) -> None:
+        self._layout = layout
+        self._key = key
+        self._manifest = manifest
+        self._raw = raw
+        self._lease = lease
+
+    @property
+    def fingerprint(self) -> str:
+        """The fingerprint of the dataset this entry holds."""
+        return self._manifest.fingerprint
+
+    @property
+    def key(self) -> str:
+        """The entry's folder name: its fingerprint, or a random name when caching is off."""
+        return self._key
+
+    @property
+    def manifest(self) -> dict[str, JSONValue]:
+        """The parsed manifest.json (a copy): fingerprint, files, created, metadata."""
+        return copy.deepcopy(self._raw)
+
+    @property
+    def metadata(self) -> dict[str, JSONValue]:
+        """The caller's metadata, as given to `CacheStore.writer` (a copy)."""
+        return copy.deepcopy(self._manifest.metadata)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Names of the entry's data files, sorted."""
+        return tuple(record.name for record in self._manifest.files)
+
+    @property
+    def size(self) -> int:
+        """Total size of the data files in bytes."""
+        return self._manifest.size
+
+    @property
+    def created(self) -> datetime.datetime:
+        """When the entry was published (UTC)."""
+        return self._manifest.created_at
+
+    @property
+    def url(self) -> str:
+        """Where the entry's folder is (a path, or a path inside the store's filesystem)."""
+        return self._layout.entry(self._key)
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called (the lease is released)."""
+        return self._lease.released
+
+    def _path(self, name: str) -> str:
+        if self._manifest.record(name) is None:
+            raise CacheFileNotFoundError(
+                f"Cache entry {self._key!r} has no file {name!r}; its files are "
+                f"{list(self.files)!r}."
+            )
+        return self._layout.entry_file(self._key, name)
+
+    def local_path(self, name: str) -> str | None:
+        """The OS path of a data file, for memory-mapping; None when the store is not local.
+
+        Raises:
+            CacheFileNotFoundError: The entry has no such file.
+        """
+        return self._layout.storage.local_path(self._path(name))
+
+    def open(self, name: str) -> io.BufferedIOBase:
+        """Open a data file for reading (binary).
+
+        Raises:
+            CacheFileNotFoundError: The entry has no such file.
+        """
+        return self._layout.storage.open_read(self._path(name))
+
+    def close(self) -> None:
+        """Release the reader lease (idempotent); gc may then evict the entry."""
+        self._lease.release()
+
+    def __enter__(self) -> CacheEntry:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CacheEntry):
+            return NotImplemented
+        return (self._layout.storage.url, self._key, self._manifest) == (
+            other._layout.storage.url,
+            other._key,
+            other._manifest,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._layout.storage.url, self._key, self._manifest.created))
+
+    def __repr__(self) -> str:
+        return (
+            f"CacheEntry(fingerprint={self.fingerprint!r}, files={len(self.files)}, "
+            f"size={self.size}, url={self.url!r})"
+        )

@@ -1,0 +1,32 @@
+"""JSON helpers: the cache reads only JSON (never pickles), and checks its shape."""
+
+from __future__ import annotations
+
+import json
+from typing import cast
+
+# What json.loads returns, spelled out so strict type checking can follow it.
+JSONValue = None | bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"]
+
+
+def parse_object(data: bytes | str) -> dict[str, JSONValue] | None:
+    """The JSON object in ``data``, or None if ``data`` is not one (truncated, garbage...)."""
+    try:
+        value = cast(JSONValue, json.loads(data))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def as_object(value: object) -> dict[str, JSONValue] | None:
+    """``value`` as a JSON object with string keys, or None."""
+    if isinstance(value, dict) and all(
+        isinstance(key, str) for key in cast(dict[object, object], value)
+    ):
+        return cast(dict[str, JSONValue], value)
+    return None
+
+
+def dumps(value: object) -> bytes:
+    """Canonical JSON bytes (sorted keys, no NaN), raising TypeError/ValueError if not JSON data."""
+    return json.dumps(value, sort_keys=True, allow_nan=False, indent=1).encode()

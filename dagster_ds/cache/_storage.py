@@ -1,0 +1,435 @@
+"""Where the cache's bytes live: a local folder, or any fsspec filesystem.
+
+`Storage` is the small set of operations the cache needs. `LocalStorage` uses
+`os` directly (for fsync and atomic directory renames); `FsspecStorage` wraps an
+fsspec filesystem, and is the only place where fsspec's untyped API (``Any``)
+is touched. Paths are plain strings: OS paths for local storage, the
+filesystem's own paths (protocol stripped) for fsspec.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import datetime
+import errno
+import importlib
+import io
+import os
+import secrets
+import shutil
+from collections.abc import Mapping
+from typing import Any, cast
+
+
+class Storage(abc.ABC):
+    """The operations the cache performs on its root; every path is absolute within it."""
+
+    #: The root as the user gave it (a path or URL), for messages.
+    url: str
+    #: True when directories can be renamed atomically and files memory-mapped.
+    is_local: bool
+
+    @abc.abstractmethod
+    def join(self, *parts: str) -> str:
+        """A path under the root."""
+
+    @abc.abstractmethod
+    def child(self, path: str, *names: str) -> str:
+        """A path under ``path``."""
+
+    @abc.abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abc.abstractmethod
+    def listdir(self, path: str) -> list[str]:
+        """Names of the children of ``path`` (empty if it does not exist)."""
+
+    @abc.abstractmethod
+    def makedirs(self, path: str) -> None: ...
+
+    @abc.abstractmethod
+    def read_bytes(self, path: str) -> bytes:
+        """The whole file; raises FileNotFoundError if it does not exist."""
+
+    @abc.abstractmethod
+    def write_bytes(
+        self, path: str, data: bytes, *, exclusive: bool = False, durable: bool = True
+    ) -> bool:
+        """Write a whole file (fsynced if ``durable``).
+
+        With ``exclusive``, return False instead if it already exists.
+        """
+
+    @abc.abstractmethod
+    def replace_bytes(self, path: str, data: bytes) -> None:
+        """Replace a whole file so that readers see the old or the new content, never a mix."""
+
+    @abc.abstractmethod
+    def open_write(self, path: str) -> io.BufferedIOBase:
+        """A new file for writing (fails if it exists, where the storage can tell)."""
+
+    @abc.abstractmethod
+    def sync(self, file: io.BufferedIOBase) -> None:
+        """Flush a file opened by `open_write` to stable storage, before it is closed."""
+
+    @abc.abstractmethod
+    def open_read(self, path: str) -> io.BufferedIOBase: ...
+
+    @abc.abstractmethod
+    def size(self, path: str) -> int | None:
+        """The file's size, or None if it does not exist."""
+
+    @abc.abstractmethod
+    def stamp(self, path: str) -> tuple[int, str] | None:
+        """(size, change marker) of a file, or None if it does not exist.
+
+        The marker changes whenever the file's content is rewritten (mtime and
+        ctime in nanoseconds locally; ETag or modification time elsewhere).
+        """
+
+    @abc.abstractmethod
+    def newest_mtime(self, path: str) -> float | None:
+        """The latest modification time (Unix seconds) of ``path`` and anything below it."""
+
+    @abc.abstractmethod
+    def remove_file(self, path: str) -> None:
+        """Remove a file; no error if it is already gone."""
+
+    @abc.abstractmethod
+    def remove_tree(self, path: str) -> None:
+        """Remove a directory and everything below it; no error if it is already gone."""
+
+    @abc.abstractmethod
+    def rename_dir(self, source: str, target: str) -> bool:
+        """Atomically rename a directory; False if ``target`` exists and is not empty.
+
+        Only local storage supports this (`is_local`).
+        """
+
+    @abc.abstractmethod
+    def move_file(self, source: str, target: str) -> None: ...
+
+    @abc.abstractmethod
+    def remove_empty_dir(self, path: str) -> None:
+        """Remove a directory if it is empty (local storage only; no error otherwise)."""
+
+    @abc.abstractmethod
+    def sync_dir(self, path: str) -> None:
+        """Make renames and creations inside ``path`` durable (local storage only)."""
+
+    @abc.abstractmethod
+    def local_path(self, path: str) -> str | None:
+        """The OS path of ``path`` when it can be memory-mapped, else None."""
+
+
+class LocalStorage(Storage):
+    """A folder on a local (POSIX) filesystem."""
+
+    is_local = True
+
+    def __init__(self, root: str, url: str | None = None) -> None:
+        self.root = os.path.abspath(os.path.expanduser(root))
+        self.url = url if url is not None else self.root
+
+    def join(self, *parts: str) -> str:
+        return os.path.join(self.root, *parts)
+
+    def child(self, path: str, *names: str) -> str:
+        return os.path.join(path, *names)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def listdir(self, path: str) -> list[str]:
+        try:
+            return os.listdir(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def makedirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(path, "rb") as file:
+            return file.read()
+
+    def write_bytes(
+        self, path: str, data: bytes, *, exclusive: bool = False, durable: bool = True
+    ) -> bool:
+        try:
+            with open(path, "xb" if exclusive else "wb") as file:
+                file.write(data)
+                if durable:
+                    file.flush()
+                    os.fsync(file.fileno())
+        except FileExistsError:
+            return False
+        return True
+
+    def replace_bytes(self, path: str, data: bytes) -> None:
+        temporary = f"{path}.tmp-{secrets.token_hex(6)}"
+        try:
+            with open(temporary, "xb") as file:
+                file.write(data)
+            os.replace(temporary, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+
+    def open_write(self, path: str) -> io.BufferedIOBase:
+        return open(path, "xb")  # the caller owns and closes it
+
+    def sync(self, file: io.BufferedIOBase) -> None:
+        file.flush()
+        os.fsync(file.fileno())
+
+    def open_read(self, path: str) -> io.BufferedIOBase:
+        return open(path, "rb")  # the caller owns and closes it
+
+    def size(self, path: str) -> int | None:
+        try:
+            return os.stat(path).st_size
+        except FileNotFoundError:
+            return None
+
+    def stamp(self, path: str) -> tuple[int, str] | None:
+        try:
+            stat = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return stat.st_size, f"{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
+
+    def newest_mtime(self, path: str) -> float | None:
+        newest: float | None = None
+        for directory, _, files in os.walk(path):
+            for name in (directory, *(os.path.join(directory, file) for file in files)):
+                with contextlib.suppress(FileNotFoundError):
+                    mtime = os.stat(name).st_mtime
+                    newest = mtime if newest is None else max(newest, mtime)
+        if newest is None:  # a file, or nothing
+            with contextlib.suppress(FileNotFoundError):
+                newest = os.stat(path).st_mtime
+        return newest
+
+    def remove_file(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+    def remove_tree(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def rename_dir(self, source: str, target: str) -> bool:
+        try:
+            os.rename(source, target)
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                return False
+            raise
+        return True
+
+    def move_file(self, source: str, target: str) -> None:
+        os.replace(source, target)
+
+    def remove_empty_dir(self, path: str) -> None:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+
+    def sync_dir(self, path: str) -> None:
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+    def local_path(self, path: str) -> str | None:
+        return path
+
+
+class FsspecStorage(Storage):
+    """Any fsspec filesystem: object stores, memory://, ...; no atomic directory rename."""
+
+    is_local = False
+
+    def __init__(self, fs: Any, root: str, url: str) -> None:
+        self._fs: Any = fs
+        self.root = root.rstrip("/") if root.strip("/") else root
+        self.url = url
+
+    def join(self, *parts: str) -> str:
+        base = self.root.rstrip("/")
+        if not base:
+            return ("/" if self.root.startswith("/") else "") + "/".join(parts)
+        return "/".join((base, *parts))
+
+    def child(self, path: str, *names: str) -> str:
+        return "/".join((path.rstrip("/"), *names))
+
+    def exists(self, path: str) -> bool:
+        self._fs.invalidate_cache(path)
+        return bool(self._fs.exists(path))
+
+    def listdir(self, path: str) -> list[str]:
+        self._fs.invalidate_cache(path)
+        try:
+            names = cast(list[str], self._fs.ls(path, detail=False))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        own = path.strip("/")
+        # Some stores list a folder's placeholder object among its children.
+        return [
+            name.strip("/").rpartition("/")[2] for name in names if name.strip("/") not in ("", own)
+        ]
+
+    def makedirs(self, path: str) -> None:
+        self._fs.makedirs(path, exist_ok=True)
+
+    def read_bytes(self, path: str) -> bytes:
+        return bytes(self._fs.cat_file(path))
+
+    def write_bytes(
+        self, path: str, data: bytes, *, exclusive: bool = False, durable: bool = True
+    ) -> bool:
+        if exclusive:
+            try:
+                with self._fs.open(path, "xb") as file:
+                    file.write(data)
+            except FileExistsError:
+                return False
+            except (ValueError, NotImplementedError):  # no exclusive mode: best effort
+                if self.exists(path):
+                    return False
+                self._fs.pipe_file(path, data)
+            return True
+        self._fs.pipe_file(path, data)
+        return True
+
+    def replace_bytes(self, path: str, data: bytes) -> None:
+        # Object stores replace a whole object atomically; a temporary file and a
+        # move make plain filesystems behind fsspec (dir://, sftp...) safe too.
+        temporary = f"{path}.tmp-{secrets.token_hex(6)}"
+        self._fs.pipe_file(temporary, data)
+        try:
+            self._fs.mv(temporary, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                self._fs.rm_file(temporary)
+
+    def open_write(self, path: str) -> io.BufferedIOBase:
+        return cast(io.BufferedIOBase, self._fs.open(path, "wb"))
+
+    def sync(self, file: io.BufferedIOBase) -> None:
+        file.flush()
+
+    def open_read(self, path: str) -> io.BufferedIOBase:
+        return cast(io.BufferedIOBase, self._fs.open(path, "rb"))
+
+    def _info(self, path: str) -> Mapping[str, object] | None:
+        self._fs.invalidate_cache(path)
+        try:
+            return cast(Mapping[str, object], self._fs.info(path))
+        except FileNotFoundError:
+            return None
+
+    def size(self, path: str) -> int | None:
+        info = self._info(path)
+        size = None if info is None else info.get("size")
+        return size if isinstance(size, int) else None
+
+    def stamp(self, path: str) -> tuple[int, str] | None:
+        info = self._info(path)
+        size = None if info is None else info.get("size")
+        if info is None or not isinstance(size, int):
+            return None
+        marker = next(
+            (str(info[key]) for key in _CHANGE_KEYS if info.get(key) is not None), "unknown"
+        )
+        return size, marker
+
+    def newest_mtime(self, path: str) -> float | None:
+        self._fs.invalidate_cache(path)
+        try:
+            infos = cast(dict[str, Mapping[str, object]], self._fs.find(path, detail=True))
+        except FileNotFoundError:
+            return None
+        times = [t for t in (_mtime(info) for info in infos.values()) if t is not None]
+        own = self._info(path)
+        if own is not None and (t := _mtime(own)) is not None:
+            times.append(t)
+        return max(times) if times else None
+
+    def remove_file(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.rm_file(path)
+
+    def remove_tree(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.rm(path, recursive=True)
+
+    def rename_dir(self, source: str, target: str) -> bool:
+        raise NotImplementedError(f"{self.url!r} has no atomic directory rename")
+
+    def move_file(self, source: str, target: str) -> None:
+        self._fs.mv(source, target)
+
+    def remove_empty_dir(self, path: str) -> None:
+        pass
+
+    def sync_dir(self, path: str) -> None:
+        pass
+
+    def local_path(self, path: str) -> str | None:
+        return None
+
+
+# Keys of fsspec info dicts that change whenever an object is rewritten, best first.
+_CHANGE_KEYS = ("ETag", "etag", "md5Hash", "generation", "LastModified", "mtime", "created")
+_MTIME_KEYS = ("mtime", "LastModified", "last_modified", "updated", "created")
+
+
+def _mtime(info: Mapping[str, object]) -> float | None:
+    for key in _MTIME_KEYS:
+        value = info.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, datetime.datetime):
+            moment = value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
+            return moment.timestamp()
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    return None
+
+
+def open_storage(
+    root: str | os.PathLike[str],
+    storage_options: Mapping[str, object] | None = None,
+    filesystem: object | None = None,
+) -> Storage:
+    """The storage for a local path, a ``file://`` URL or any fsspec URL.
+
+    ``filesystem``, an fsspec ``AbstractFileSystem``, is used as is when given,
+    with ``root`` a path inside it.
+    """
+    text = os.fspath(root)
+    if filesystem is not None:
+        return _from_fsspec(filesystem, text, text)
+    if "://" not in text and "::" not in text:
+        if storage_options:
+            raise ValueError(
+                f"storage_options={dict(storage_options)!r} were given for the local path "
+                f"{text!r}; they apply only to fsspec URLs such as 's3://bucket/cache'"
+            )
+        return LocalStorage(text)
+    if text.startswith("file://") and not storage_options:
+        return LocalStorage(text.removeprefix("file://"), url=text)
+    fsspec_core: Any = importlib.import_module("fsspec.core")  # imported only when needed
+    fs, path = cast(tuple[Any, str], fsspec_core.url_to_fs(text, **dict(storage_options or {})))
+    return _from_fsspec(fs, path, text)
+
+
+def _from_fsspec(fs: Any, path: str, url: str) -> Storage:
+    local: Any = importlib.import_module("fsspec.implementations.local")
+    if isinstance(fs, local.LocalFileSystem):
+        return LocalStorage(path, url=url)
+    return FsspecStorage(fs, path, url)

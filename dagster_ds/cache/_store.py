@@ -1,0 +1,391 @@
+"""CacheStore: the content-addressed store of dataset results."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import os
+import secrets
+from collections.abc import Callable, Mapping
+
+from dagster_ds.cache._entry import CacheEntry
+from dagster_ds.cache._gc import DEFAULT_GRACE, GcReport, clean_tmp, collect
+from dagster_ds.cache._json import JSONValue
+from dagster_ds.cache._layout import (
+    MANIFEST,
+    Layout,
+    check_fingerprint,
+    default_cache_root,
+    make_tmp_name,
+)
+from dagster_ds.cache._leases import DEFAULT_FOREIGN_TTL, Lease
+from dagster_ds.cache._locks import LOCK_MODES, EntryLock, LockMode, make_lock
+from dagster_ds.cache._lookup import Corrupt, Reader
+from dagster_ds.cache._manifest import Manifest, check_metadata
+from dagster_ds.cache._publish import publish
+from dagster_ds.cache._removal import Eviction, evict
+from dagster_ds.cache._storage import Storage, open_storage
+from dagster_ds.cache._switch import temporary_root
+from dagster_ds.cache._usage import EntryInfo, describe
+from dagster_ds.cache._verify import CHECKSUM_POLICIES, ChecksumPolicy, VerifyReport
+from dagster_ds.cache._writer import EntryWriter
+from dagster_ds.errors import CacheLockTimeoutError
+
+
+class CacheStore:
+    """The content-addressed store of dataset results, keyed by fingerprint.
+
+    Layout under the root (a local folder or any fsspec URL)::
+
+        objects/<fp[:2]>/<fp>/   data files, manifest.json (sizes, xxh3-128 checksums), last-used
+        tmp/                     entries being written (garbage if their writer died)
+        quarantine/              corrupt entries, moved aside
+        locks/  leases/          per-fingerprint build locks, reader leases
+
+    Entries are written in ``tmp/`` and published atomically: one directory
+    rename on local folders; on object stores manifest.json is written last
+    and nothing without it exists. Lookups verify sizes always and checksums
+    per ``checksums`` (see `ChecksumPolicy`); a corrupt entry is quarantined
+    with a `CacheCorruptionWarning` and reported as a miss.
+
+    Args:
+        root: Local path, ``file://`` or any fsspec URL (``s3://bucket/cache``,
+            ``memory://name``...). None: ``$DAGSTER_DS_CACHE`` or
+            ``~/.cache/dagster_ds``, or, while caching is disabled
+            (`disable_caching`), a per-process temporary folder.
+        storage_options: fsspec options for ``root`` (credentials, endpoint...).
+        filesystem: An fsspec filesystem to use as is; ``root`` is then a path in it.
+        checksums: When lookups verify checksums: ``"first-use"`` (first lookup
+            in this process, and whenever a file changed), ``"always"``, or
+            ``"never"``. Sizes are always checked.
+        lock_mode: ``"auto"`` / ``"flock"``: OS locks on local folders (released
+            by the kernel if a builder dies); ``"lease"``: heartbeat lease
+            files, for folders shared by several hosts. Object stores always
+            use heartbeat lock records.
+        lock_timeout: Seconds `get_or_create` waits for another builder of the
+            same fingerprint; None waits as long as that builder is alive.
+        stale_lock_timeout: Seconds after which a lease or lock record whose
+            heartbeat stopped is broken.
+        foreign_lease_ttl: Seconds a reader lease from another host (whose
+            process cannot be checked) protects an entry from gc.
+        random_names: Publish entries under random names, so lookups never
+            hit (what caching off means). Implied when ``root`` is None and
+            caching is disabled.
+
+    Example:
+        >>> store = CacheStore("memory://doc")
+        >>> fp = "0123456789abcdef0123456789abcdef"
+        >>> entry = store.get_or_create(
+        ...     fp, lambda w: w.write_bytes("data-00000-of-00001.arrow", b"..."),
+        ...     metadata={"num_rows": 3},
+        ... )
+        >>> store.lookup(fp).metadata
+        {'num_rows': 3}
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        storage_options: Mapping[str, object] | None = None,
+        filesystem: object | None = None,
+        checksums: ChecksumPolicy = "first-use",
+        lock_mode: LockMode = "auto",
+        lock_timeout: float | None = None,
+        stale_lock_timeout: float = 60.0,
+        foreign_lease_ttl: float = DEFAULT_FOREIGN_TTL,
+        random_names: bool = False,
+    ) -> None:
+        if root is None:
+            if filesystem is not None:
+                raise ValueError(
+                    "CacheStore(filesystem=...) needs root=, a path in that filesystem"
+                )
+            temporary = temporary_root()
+            root = default_cache_root() if temporary is None else temporary
+            random_names = random_names or temporary is not None
+        if checksums not in CHECKSUM_POLICIES:
+            raise ValueError(f"checksums={checksums!r}: use one of {CHECKSUM_POLICIES!r}")
+        if lock_mode not in LOCK_MODES:
+            raise ValueError(f"lock_mode={lock_mode!r}: use one of {LOCK_MODES!r}")
+        if stale_lock_timeout <= 0:
+            raise ValueError(f"stale_lock_timeout={stale_lock_timeout!r} must be positive")
+        self._storage: Storage = open_storage(root, storage_options, filesystem)
+        if lock_mode == "flock" and not self._storage.is_local:
+            raise ValueError(
+                f"lock_mode='flock' needs a local folder, not {self._storage.url!r}; "
+                "object stores use lease records: leave lock_mode='auto'"
+            )
+        self._layout = Layout(self._storage)
+        self._checksums: ChecksumPolicy = checksums
+        self._lock_mode: LockMode = lock_mode
+        self._lock_timeout = lock_timeout
+        self._stale_lock_timeout = stale_lock_timeout
+        self._foreign_lease_ttl = foreign_lease_ttl
+        self._random_names = random_names
+        self._reader = Reader(self._layout, checksums, keys_are_fingerprints=not random_names)
+
+    @property
+    def root(self) -> str:
+        """The root as given (path or URL), or the one chosen by default."""
+        return self._storage.url
+
+    @property
+    def is_local(self) -> bool:
+        """Whether the root is a local folder (atomic renames; files can be memory-mapped)."""
+        return self._storage.is_local
+
+    @property
+    def random_names(self) -> bool:
+        """Whether entries are published under random names (caching off): lookups never hit."""
+        return self._random_names
+
+    def __repr__(self) -> str:
+        return f"CacheStore({self.root!r})"
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def lookup(self, fingerprint: str) -> CacheEntry | None:
+        """The complete, verified entry for ``fingerprint``, or None.
+
+        Sizes are checked always, checksums per the store's ``checksums``
+        policy. A corrupt entry is moved to ``quarantine/`` with a
+        `CacheCorruptionWarning`, and None is returned so the caller
+        recomputes. A hit records the entry's last use and holds a reader
+        lease until the entry is closed.
+
+        Raises:
+            InvalidFingerprintError: ``fingerprint`` is not 32 lowercase hex characters.
+            CacheFormatError: The entry was written by a newer dagster_ds.
+
+        Example:
+            >>> CacheStore("memory://lookup-doc").lookup("f" * 32) is None
+            True
+        """
+        key = check_fingerprint(fingerprint)
+        if self._random_names:
+            return None
+        return self._reader.open(key)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def writer(
+        self, fingerprint: str, *, metadata: Mapping[str, object] | None = None
+    ) -> EntryWriter:
+        """A writer for a new entry; it is published when its ``with`` block exits cleanly.
+
+        Args:
+            fingerprint: The fingerprint of the dataset being written.
+            metadata: JSON data stored in the manifest (parent fingerprints,
+                transform, features, num_rows...); read back as `CacheEntry.metadata`.
+
+        Raises:
+            InvalidFingerprintError: ``fingerprint`` is not 32 lowercase hex characters.
+            CacheMetadataError: ``metadata`` is not JSON data.
+
+        Example:
+            >>> store = CacheStore("memory://writer-doc")
+            >>> with store.writer("2" * 32, metadata={"num_rows": 1}) as w:
+            ...     with w.open("data-00000-of-00001.arrow") as f:
+            ...         _ = f.write(b"arrow bytes")
+            >>> w.entry.files
+            ('data-00000-of-00001.arrow',)
+        """
+        key = check_fingerprint(fingerprint)
+        return self._new_writer(key, check_metadata(key, metadata), locked=False)
+
+    def _new_writer(
+        self, fingerprint: str, metadata: dict[str, JSONValue], *, locked: bool
+    ) -> EntryWriter:
+        key = secrets.token_hex(16) if self._random_names else fingerprint
+        self._storage.makedirs(self._layout.tmp)
+        folder = self._layout.tmp_item(make_tmp_name(key))
+        publish = functools.partial(self._publish, key, locked=locked or self._random_names)
+        return EntryWriter(fingerprint, metadata, self._storage, folder, publish)
+
+    def _publish(
+        self, key: str, folder: str, manifest: Manifest, data: bytes, *, locked: bool
+    ) -> CacheEntry:
+        # Publishing and evicting one fingerprint happen under its lock.
+        lock = None if locked else self._acquire_lock(key)
+        try:
+            return publish(self._reader, key, folder, manifest, data)
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _acquire_lock(self, key: str) -> EntryLock:
+        lock = make_lock(self._layout, key, self._lock_mode, self._stale_lock_timeout)
+        if not lock.acquire(self._lock_timeout):
+            raise CacheLockTimeoutError(
+                f"Timed out after {self._lock_timeout} s waiting for the lock on cache entry "
+                f"{key!r} ({lock.path!r}): another process is building it. Pass a larger "
+                "lock_timeout= (None waits as long as that process lives)."
+            )
+        return lock
+
+    def _try_lock(self, key: str) -> EntryLock | None:
+        lock = make_lock(self._layout, key, self._lock_mode, self._stale_lock_timeout)
+        return lock if lock.acquire(0) else None
+
+    def get_or_create(
+        self,
+        fingerprint: str,
+        build: Callable[[EntryWriter], object],
+        *,
+        metadata: Mapping[str, object] | None = None,
+    ) -> CacheEntry:
+        """The entry for ``fingerprint``, built by ``build(writer)`` if it is not cached.
+
+        Holds the fingerprint's lock while building: when several processes
+        ask for the same missing entry, one builds and the others wait, then
+        reuse its result. If ``build`` raises, nothing is published and the
+        exception propagates.
+
+        Args:
+            fingerprint: The fingerprint of the dataset.
+            build: Writes the entry's files through the `EntryWriter` it is given.
+            metadata: JSON data stored in the manifest when the entry is built.
+
+        Raises:
+            CacheLockTimeoutError: ``lock_timeout`` passed while another process built it.
+
+        Example:
+            >>> store = CacheStore("memory://get-or-create-doc")
+            >>> entry = store.get_or_create("3" * 32, lambda w: w.write_bytes("a.bin", b"1"))
+            >>> entry.files
+            ('a.bin',)
+        """
+        key = check_fingerprint(fingerprint)
+        meta = check_metadata(key, metadata)
+        if self._random_names:
+            return self._build(key, build, meta, locked=True)
+        entry = self._reader.open(key)
+        if entry is not None:
+            return entry
+        lock = self._acquire_lock(key)
+        try:
+            entry = self._reader.open(key)  # built by another process while we waited?
+            return entry if entry is not None else self._build(key, build, meta, locked=True)
+        finally:
+            lock.release()
+
+    def _build(
+        self,
+        key: str,
+        build: Callable[[EntryWriter], object],
+        metadata: dict[str, JSONValue],
+        *,
+        locked: bool,
+    ) -> CacheEntry:
+        with self._new_writer(key, metadata, locked=locked) as writer:
+            build(writer)
+        return writer.entry
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def ls(self) -> list[EntryInfo]:
+        """Every entry, most recently used first.
+
+        Example:
+            >>> CacheStore("memory://ls-doc").ls()
+            []
+        """
+        infos = [
+            info
+            for key in self._layout.entry_keys()
+            if (info := describe(self._layout, key, foreign_ttl=self._foreign_lease_ttl))
+        ]
+        return sorted(infos, key=lambda info: (-info.last_used.timestamp(), info.fingerprint))
+
+    def verify(self, fingerprint: str | None = None) -> VerifyReport:
+        """Check the checksum of every file of one entry, or of all; quarantine corrupt ones.
+
+        Example:
+            >>> CacheStore("memory://verify-doc").verify().ok
+            True
+        """
+        keys = (
+            [check_fingerprint(fingerprint)]
+            if fingerprint is not None
+            else list(self._layout.entry_keys())
+        )
+        checked: list[str] = []
+        missing: list[str] = []
+        corrupt: dict[str, tuple[str, ...]] = {}
+        for key in keys:
+            if not self._storage.exists(self._layout.entry_file(key, MANIFEST)):
+                if fingerprint is not None:
+                    missing.append(key)
+                continue
+            lease = Lease(self._layout, key)
+            try:
+                found = self._reader.inspect(key, "always")
+            finally:
+                lease.release()
+            if isinstance(found, Corrupt):
+                self._reader.quarantine(key, found, warn=False)
+                corrupt[key] = tuple(found.problems)
+            elif found is None:
+                missing.extend([key] if fingerprint is not None else [])
+            else:
+                checked.append(key)
+        return VerifyReport(tuple(checked), corrupt, tuple(missing))
+
+    def gc(self, max_size_bytes: int, *, grace: float = DEFAULT_GRACE) -> GcReport:
+        """Evict least-recently-used entries until their total size is at most ``max_size_bytes``.
+
+        Entries held open by a live process (a reader lease) are never
+        evicted. Also removes ``tmp/`` garbage (see `clean_tmp`) and
+        quarantined entries older than ``grace`` seconds.
+
+        Example:
+            >>> CacheStore("memory://gc-doc").gc(20 * 10**9).evicted
+            ()
+        """
+        if max_size_bytes < 0:
+            raise ValueError(f"max_size_bytes={max_size_bytes!r} must be >= 0")
+        return collect(
+            self._layout,
+            max_size_bytes,
+            grace=grace,
+            foreign_ttl=self._foreign_lease_ttl,
+            try_lock=self._try_lock,
+        )
+
+    def clean_tmp(self, older_than: float | datetime.timedelta = DEFAULT_GRACE) -> tuple[str, ...]:
+        """Remove what killed writers left behind; return the paths removed.
+
+        A ``tmp/`` item goes at once if its writer, on this host, is dead; a
+        live writer's is never touched. Items of other hosts (and, on object
+        stores, ``objects/`` folders without manifest.json) go once nothing
+        in them changed for ``older_than`` seconds.
+
+        Example:
+            >>> CacheStore("memory://clean-doc").clean_tmp(older_than=3600)
+            ()
+        """
+        seconds = (
+            older_than.total_seconds() if isinstance(older_than, datetime.timedelta) else older_than
+        )
+        return tuple(clean_tmp(self._layout, seconds, self._try_lock))
+
+    def remove(self, fingerprint: str, *, force: bool = False) -> bool:
+        """Remove one entry; return whether it was removed.
+
+        An entry held open by a live process is kept (False) unless ``force``;
+        forced, on local folders, files already open or mapped stay readable.
+
+        Example:
+            >>> CacheStore("memory://remove-doc").remove("4" * 32)
+            False
+        """
+        key = check_fingerprint(fingerprint)
+        if not self._storage.exists(self._layout.entry_file(key, MANIFEST)):
+            return False
+        lock = self._acquire_lock(key)
+        try:
+            outcome = evict(self._layout, key, foreign_ttl=self._foreign_lease_ttl, force=force)
+        finally:
+            lock.release()
+        return outcome is Eviction.EVICTED

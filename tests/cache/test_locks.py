@@ -1,0 +1,175 @@
+"""get_or_create across processes: one builder, waiting, stale and hung lock holders."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from dagster_ds.cache import CacheStore, EntryWriter
+from dagster_ds.errors import CacheLockTimeoutError
+from tests.cache._worker import open_store, write_entry
+
+from .conftest import fingerprint, start_worker
+
+BACKENDS = ["local", "object-store"]
+
+
+def _spec(backend: str, folder: Path) -> str:
+    return str(folder) if backend == "local" else f"dirfs:{folder}"
+
+
+def _wait_for_line(process: subprocess.Popen[str], expected: str) -> None:
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith(expected), (
+        f"{line!r}; stderr: {process.stderr.read() if process.stderr else ''}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_four_processes_build_once_and_share_the_entry(tmp_path: Path, backend: str) -> None:
+    spec = _spec(backend, tmp_path / "cache")
+    counter, go = tmp_path / "builds.txt", tmp_path / "go"
+    ready = [tmp_path / f"ready-{n}" for n in range(4)]
+    fp = fingerprint(0xC0FFEE)
+    workers = [
+        start_worker("get-or-create", spec, fp, str(counter), str(flag), str(go)) for flag in ready
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not all(flag.exists() for flag in ready):
+            assert time.monotonic() < deadline, "workers did not start"
+            time.sleep(0.01)
+        go.touch()  # all four ask at once; the build takes a second
+        results = [worker.communicate(timeout=60) for worker in workers]
+    finally:
+        for worker in workers:
+            worker.kill()
+    for worker, (_, stderr) in zip(workers, results, strict=True):
+        assert worker.returncode == 0, stderr
+        assert stderr == ""
+    assert len(counter.read_text().splitlines()) == 1  # exactly one build
+    manifests = [json.loads(stdout) for stdout, _ in results]
+    assert all(manifest == manifests[0] for manifest in manifests)
+    assert manifests[0]["fingerprint"] == fp
+    entry = open_store(spec, checksums="always").lookup(fp)
+    assert entry is not None
+    assert entry.manifest == manifests[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["flock", "lease", "object-store"])
+def test_a_killed_builder_does_not_block_forever(tmp_path: Path, mode: str) -> None:
+    spec = _spec("object-store" if mode == "object-store" else "local", tmp_path / "cache")
+    fp = fingerprint(0xDEAD)
+    holder = start_worker("hang-in-build", spec, fp, mode, "30")
+    try:
+        _wait_for_line(holder, "building")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate()
+    # The holder is dead: its lock (released by the kernel, or a record whose owner is
+    # gone) must not make us wait for stale_lock_timeout (30 s), let alone forever.
+    store = open_store(spec, lock_mode="lease" if mode == "lease" else "auto", lock_timeout=20)
+    built: list[str] = []
+
+    def build(writer: EntryWriter) -> None:
+        built.append(writer.fingerprint)
+        write_entry(writer)
+
+    entry = store.get_or_create(fp, build)
+    assert built == [fp]
+    assert entry.fingerprint == fp
+    assert store.clean_tmp() != ()  # the dead builder's half-written folder was collected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["lease", "object-store"])
+def test_a_hung_builder_keeps_its_lock_while_alive_and_loses_it_when_frozen(
+    tmp_path: Path, mode: str
+) -> None:
+    spec = _spec("object-store" if mode == "object-store" else "local", tmp_path / "cache")
+    fp = fingerprint(0xBEEF)
+    stale_after = 1.0
+    holder = start_worker("hang-in-build", spec, fp, mode, str(stale_after))
+    options = {
+        "lock_mode": "lease" if mode == "lease" else "auto",
+        "stale_lock_timeout": stale_after,
+    }
+    try:
+        _wait_for_line(holder, "building")
+        # Alive: its heartbeat keeps the lock well past stale_lock_timeout.
+        waiting = open_store(spec, lock_timeout=3 * stale_after, **options)
+        with pytest.raises(CacheLockTimeoutError, match="another process is building it"):
+            waiting.get_or_create(fp, write_entry)
+        # Frozen (alive but no heartbeat): the lock goes stale and is broken.
+        holder.send_signal(signal.SIGSTOP)
+        entry = open_store(spec, lock_timeout=30, **options).get_or_create(fp, write_entry)
+        assert entry.fingerprint == fp
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate()
+
+
+def test_lock_timeout_error_is_a_timeout_error() -> None:
+    assert issubclass(CacheLockTimeoutError, TimeoutError)
+
+
+def test_get_or_create_builds_once_then_reuses(root: str) -> None:
+    store = CacheStore(root)
+    calls: list[int] = []
+
+    def build(writer: EntryWriter) -> None:
+        calls.append(1)
+        writer.write_bytes("a.bin", b"abc")
+
+    first = store.get_or_create(fingerprint(1), build, metadata={"num_rows": 1})
+    second = store.get_or_create(fingerprint(1), build, metadata={"num_rows": 1})
+    assert calls == [1]
+    assert first == second
+    assert second.metadata == {"num_rows": 1}
+
+
+def test_a_failed_build_publishes_nothing_and_releases_the_lock(root: str) -> None:
+    store = CacheStore(root, lock_timeout=5)
+
+    def failing(writer: EntryWriter) -> None:
+        writer.write_bytes("a.bin", b"partial")
+        raise ValueError("tokenizer exploded")
+
+    with pytest.raises(ValueError, match="tokenizer exploded"):
+        store.get_or_create(fingerprint(2), failing)
+    assert store.lookup(fingerprint(2)) is None
+    entry = store.get_or_create(fingerprint(2), lambda w: w.write_bytes("a.bin", b"ok"))
+    assert entry.files == ("a.bin",)
+
+
+def test_flock_mode_needs_a_local_folder() -> None:
+    with pytest.raises(ValueError, match="needs a local folder"):
+        CacheStore("memory://flock", lock_mode="flock")
+
+
+def test_lock_files_live_under_locks(tmp_path: Path) -> None:
+    store = CacheStore(tmp_path)
+    store.get_or_create(fingerprint(3), lambda w: w.write_bytes("a.bin", b"a"))
+    assert os.listdir(tmp_path / "locks") == [fingerprint(3)[:2]]
+
+
+def test_a_build_that_publishes_its_own_fingerprint_does_not_deadlock(root: str) -> None:
+    store = CacheStore(root, lock_timeout=10)
+
+    def build(writer: EntryWriter) -> None:
+        with store.writer(writer.fingerprint, metadata={"by": "nested"}) as nested:
+            nested.write_bytes("a.bin", b"nested")
+        writer.write_bytes("a.bin", b"outer")
+
+    entry = store.get_or_create(fingerprint(4), build, metadata={"by": "outer"})
+    assert entry.metadata == {"by": "nested"}  # published first; the outer result reuses it
+    assert store.gc(0).in_use == (fingerprint(4),)  # nothing left locked or half-done

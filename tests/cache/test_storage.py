@@ -1,0 +1,60 @@
+"""Roots: local paths, file:// URLs, fsspec URLs and filesystems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fsspec.implementations.dirfs import DirFileSystem
+from fsspec.implementations.local import LocalFileSystem
+
+from dagster_ds.cache import CacheStore
+
+from .conftest import fingerprint
+
+
+def test_local_roots(tmp_path: Path) -> None:
+    assert CacheStore(tmp_path).is_local
+    assert CacheStore(str(tmp_path)).root == str(tmp_path)
+    store = CacheStore(f"file://{tmp_path}")
+    assert store.is_local
+    assert store.root == f"file://{tmp_path}"
+
+
+def test_local_and_file_url_share_entries(tmp_path: Path) -> None:
+    CacheStore(tmp_path).get_or_create(fingerprint(1), lambda w: w.write_bytes("a", b"1"))
+    entry = CacheStore(f"file://{tmp_path}").lookup(fingerprint(1))
+    assert entry is not None
+    assert entry.local_path("a") == str(tmp_path / "objects" / "00" / fingerprint(1) / "a")
+
+
+def test_memory_is_not_local() -> None:
+    store = CacheStore("memory://not-local")
+    assert not store.is_local
+    entry = store.get_or_create(fingerprint(2), lambda w: w.write_bytes("a", b"1"))
+    assert entry.local_path("a") is None
+
+
+def test_an_fsspec_filesystem_can_be_given(tmp_path: Path) -> None:
+    filesystem = DirFileSystem(path=str(tmp_path), fs=LocalFileSystem())
+    store = CacheStore("cache", filesystem=filesystem)
+    assert not store.is_local  # no atomic directory rename through fsspec
+    store.get_or_create(fingerprint(3), lambda w: w.write_bytes("a", b"1"))
+    manifest = tmp_path / "cache" / "objects" / "00" / fingerprint(3) / "manifest.json"
+    assert manifest.exists()
+
+
+def test_storage_options_are_for_urls(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="storage_options"):
+        CacheStore(tmp_path, storage_options={"anon": True})
+    with pytest.raises(ValueError, match="root="):
+        CacheStore(filesystem=LocalFileSystem())
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("checksums", "sometimes"), ("lock_mode", "mutex"), ("stale_lock_timeout", 0)],
+)
+def test_options_are_checked(tmp_path: Path, option: str, value: object) -> None:
+    with pytest.raises(ValueError, match=option):
+        CacheStore(tmp_path, **{option: value})  # type: ignore[arg-type]
