@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 
@@ -36,6 +36,35 @@ __all__ = ["load_dataset", "load_from_disk"]
 _ROOT = "0" * 32
 
 
+@overload
+def load_dataset(
+    path: str,
+    name: str | None = None,
+    data_dir: str | None = None,
+    data_files: DataFiles | None = None,
+    *,
+    split: str,
+    features: Features | None = None,
+    streaming: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    **reader_options: Any,
+) -> Dataset: ...
+@overload
+def load_dataset(
+    path: str,
+    name: str | None = None,
+    data_dir: str | None = None,
+    data_files: DataFiles | None = None,
+    split: None = None,
+    features: Features | None = None,
+    streaming: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    **reader_options: Any,
+) -> DatasetDict: ...
 def load_dataset(
     path: str,
     name: str | None = None,

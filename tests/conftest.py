@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,6 +20,13 @@ import pytest
 # the local Hub speaks LFS only.
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+
+# The anchor (datasets, a test-only oracle) reads its cache folder at import time:
+# keep it in a temporary folder for the session, never the user's.
+_ANCHOR_CACHE = tempfile.mkdtemp(prefix="dagster-ds-anchor-")
+atexit.register(shutil.rmtree, _ANCHOR_CACHE, ignore_errors=True)
+os.environ.setdefault("HF_DATASETS_CACHE", _ANCHOR_CACHE)
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
 pytest_plugins = ["dagster_ds.testing.pytest_plugin"]
 

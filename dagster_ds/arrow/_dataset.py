@@ -75,10 +75,11 @@ class Dataset:
             2
         """
         schema = features.arrow_schema if features is not None else None
+        columns: dict[str, Any] = dict(mapping)
         try:
-            table = pa.Table.from_pydict(dict(mapping), schema=schema)
+            table = pa.Table.from_pydict(columns, schema=schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            table = pa.Table.from_pydict(dict(mapping))
+            table = pa.Table.from_pydict(columns)
         return cls(table, features=features, split=split)
 
     @classmethod
@@ -293,16 +294,13 @@ class Dataset:
                 return self._data.take(self._indices.slice(start, max(stop - start, 0)))
             positions = pa.array(range(start, stop, step), pa.int64())
         else:
-            positions = pa.array(list(key), pa.int64())
-            if len(positions) and (
-                min(positions.to_pylist()) < -size or max(positions.to_pylist()) >= size
-            ):
+            wanted = [int(p) for p in key]
+            outside = [p for p in wanted if not -size <= p < size]
+            if outside:
                 raise IndexError(
-                    f"Indices {list(key)[:10]} are out of range for a dataset of {size} rows."
+                    f"Indices {outside[:10]} are out of range for a dataset of {size} rows."
                 )
-            positions = pa.array(
-                [p + size if p < 0 else p for p in positions.to_pylist()], pa.int64()
-            )
+            positions = pa.array([p + size if p < 0 else p for p in wanted], pa.int64())
         physical = self._indices.take(positions) if self._indices is not None else positions
         return self._data.take(physical)
 
@@ -345,8 +343,9 @@ class Dataset:
         if output_format.columns is not None:
             self._require_columns(output_format.columns, "with_format(columns=...)")
         fingerprint = update_fingerprint(self._fingerprint, "set_format", output_format.as_dict())
+        step = LineageStep("set_format", fingerprint, (self._fingerprint,))
         dataset = Dataset._derived(
-            self, data=self._data, indices=self._indices, fingerprint=fingerprint
+            self, data=self._data, indices=self._indices, fingerprint=fingerprint, step=step
         )
         dataset._output_format = output_format
         return dataset

@@ -101,7 +101,9 @@ def read_table(entry: CacheEntry, schema: pa.Schema | None = None) -> pa.Table:
 def read_indices(entry: CacheEntry) -> pa.UInt64Array:
     """The entry's indices mapping."""
     column = _read_file(entry, INDICES_FILE).column("indices")
-    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    indices = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    assert isinstance(indices, pa.UInt64Array)
+    return indices
 
 
 def batches_of(table: pa.Table, batch_size: int) -> Iterable[pa.Table]:

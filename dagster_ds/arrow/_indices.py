@@ -98,13 +98,17 @@ def sort_rows(
             f"sort: null_placement={null_placement!r}; use 'at_start' or 'at_end'."
         )
     placement = "at_start" if null_placement in ("at_start", "first") else "at_end"
-    keys = [(n, "descending" if r else "ascending") for n, r in zip(names, flags, strict=True)]
+    keys = [
+        (n, "descending" if r else "ascending", placement)
+        for n, r in zip(names, flags, strict=True)
+    ]
     args = {"column_names": names, "reverse": flags, "null_placement": placement}
     transform = plan(dataset, "sort", args, new_fingerprint)
 
     def compute() -> pa.Array:
         table = dataset.select_columns(names)._read(slice(None))  # pyright: ignore[reportPrivateUsage]
-        return pc.sort_indices(table, sort_keys=keys, null_placement=placement)
+        # (name, order, null_placement) keys: pyarrow 25+, newer than the stubs.
+        return pc.sort_indices(table, sort_keys=keys)  # pyright: ignore[reportCallIssue, reportArgumentType]
 
     return indices_result(dataset, transform, compute, load_from_cache_file=load_from_cache_file)
 

@@ -113,10 +113,11 @@ def table_result(
         sink = TableSink(writer)
         write(sink)
         features = features_for(sink.close())
-        return {"kind": "table", "num_rows": sink.num_rows, "features": features.to_dict()}
+        # The list form keeps the column order (manifests are written with sorted keys).
+        return {"kind": "table", "num_rows": sink.num_rows, "features": features.to_yaml_list()}
 
     entry = run(transform, build, load_from_cache_file=load_from_cache_file)
-    features = Features.from_dict(entry.metadata["features"])  # type: ignore[arg-type]
+    features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
     table = read_table(entry, features.arrow_schema)
     dataset = Dataset._derived(  # pyright: ignore[reportPrivateUsage]
         None,

@@ -43,6 +43,7 @@ def test_the_anchor_reads_what_we_save_and_we_read_what_it_saves(
     ours = _dataset()
     ours.save_to_disk(str(tmp_path / "ours"))
     theirs = datasets.load_from_disk(str(tmp_path / "ours"))
+    assert isinstance(theirs, datasets.Dataset)
     assert theirs.to_list() == ours.to_list()
     assert theirs.features["label"].names == ["no", "yes"]
     theirs.save_to_disk(str(tmp_path / "theirs"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -90,6 +92,7 @@ def test_num_proc_gives_the_same_rows_and_fingerprint(ds: Dataset) -> None:
 
 def test_execution_arguments_do_not_change_the_fingerprint(ds: Dataset) -> None:
     base = ds.map(lambda x: {"b": x["a"]})
+    kwargs: dict[str, Any]
     for kwargs in (
         {"num_proc": 2},
         {"desc": "hello"},

@@ -43,7 +43,7 @@ def test_filter_is_an_indices_mapping_over_the_same_table(ds: Dataset) -> None:
 def test_select_and_chained_indices(ds: Dataset) -> None:
     assert ds.select([6, 0])["n"][:] == [7, 5]
     assert ds.select(range(2, 4))["n"][:] == [8, 1]
-    assert ds.filter(lambda x: x["n"] > 2).select([1, 0])["n"][:] == [8, 3]
+    assert ds.filter(lambda x: x["n"] > 2).select([1, 0])["n"][:] == [3, 5]
     with pytest.raises(IndexError, match=r"\[0, 7\)"):
         ds.select([7])
 
@@ -55,6 +55,8 @@ def test_shuffle_matches_the_anchor_order_for_a_seed(ds: Dataset, anchor: datase
     assert ds.shuffle(seed=42).data is ds.data
 
 
+# The anchor's own sort passes null_placement the way pyarrow 25 deprecates.
+@pytest.mark.filterwarnings("ignore:Specifying null_placement in SortOptions:FutureWarning")
 def test_sort(ds: Dataset, anchor: datasets.Dataset) -> None:
     assert ds.sort("n")["n"][:] == anchor.sort("n")["n"]
     assert ds.sort("s", reverse=True)["s"][:] == anchor.sort("s", reverse=True)["s"]
