@@ -31,6 +31,12 @@ inherits that builtin too::
     │   ├── CacheFileNotFoundError (KeyError)       an entry has no file of that name
     │   ├── CacheFormatError (ValueError)           an entry's manifest format is unsupported
     │   └── CacheLockTimeoutError (TimeoutError)    waited too long for a fingerprint's lock
+    ├── OrchestrationError                          a dataset asset, source or resource failed
+    │   ├── DatasetAssetDefinitionError (ValueError)  a dataset asset or source is declared wrongly
+    │   ├── DatasetAssetOutputError (TypeError)     a transform returned something not a dataset
+    │   ├── DatasetSourceNotFoundError (FileNotFoundError)  a source's path matches no file
+    │   ├── DatasetNotStoredError (FileNotFoundError)  storage lacks a recorded fingerprint
+    │   └── HubPushError (RuntimeError)             pushing an asset's dataset to the Hub failed
     └── LocalHubError                               the local Hub server failed or refused
         ├── LocalHubStartError (RuntimeError)       the server did not start listening
         ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
@@ -73,6 +79,10 @@ __all__ = [
     "DagsterDsError",
     "DagsterDsWarning",
     "DataFilesNotFoundError",
+    "DatasetAssetDefinitionError",
+    "DatasetAssetOutputError",
+    "DatasetNotStoredError",
+    "DatasetSourceNotFoundError",
     "DuplicateColumnError",
     "FeatureError",
     "FormatOptionError",
@@ -81,6 +91,7 @@ __all__ = [
     "HubDataDirError",
     "HubEntryNotFoundError",
     "HubNotFoundError",
+    "HubPushError",
     "HubRepositoryNotFoundError",
     "HubRevisionNotFoundError",
     "HubStaleParentError",
@@ -93,6 +104,7 @@ __all__ = [
     "LocalHubStartError",
     "MalformedFileError",
     "NotASavedDatasetError",
+    "OrchestrationError",
     "RowGroupIndexError",
     "SchemaMismatchError",
     "TransformOutputError",
@@ -303,6 +315,30 @@ class CacheFormatError(CacheError, ValueError):
 
 class CacheLockTimeoutError(CacheError, TimeoutError):
     """Waiting for another process building the same fingerprint took too long."""
+
+
+class OrchestrationError(DagsterDsError):
+    """A dataset asset, source, IO manager or Hub resource failed (`dagster_ds.orchestration`)."""
+
+
+class DatasetAssetDefinitionError(OrchestrationError, ValueError):
+    """A dataset asset or source is declared wrongly (its parameters, its push target...)."""
+
+
+class DatasetAssetOutputError(OrchestrationError, TypeError):
+    """A dataset asset's function returned something that is not a dataset, or got one."""
+
+
+class DatasetSourceNotFoundError(OrchestrationError, FileNotFoundError):
+    """A dataset source's path, directory or glob matches no data file."""
+
+
+class DatasetNotStoredError(OrchestrationError, FileNotFoundError):
+    """The IO manager's storage does not hold the fingerprint Dagster recorded for an asset."""
+
+
+class HubPushError(OrchestrationError, RuntimeError):
+    """Pushing an asset's dataset to the Hub failed (the cause is chained)."""
 
 
 class LocalHubError(DagsterDsError):

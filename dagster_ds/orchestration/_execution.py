@@ -1,0 +1,185 @@
+"""What a dataset asset does in a run: fingerprint, skip or run, describe, push."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+
+from dagster_ds.arrow import Dataset, LineageStep
+from dagster_ds.errors import DatasetAssetDefinitionError, DatasetAssetOutputError
+from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
+from dagster_ds.orchestration.metadata import (
+    RUN_SPECIFIC_KEYS,
+    DatasetMetadataKey,
+    DatasetTranslator,
+)
+from dagster_ds.orchestration.resource import HubResource, HubTarget
+from dagster_ds.orchestration.versioning import asset_fingerprint
+
+Key = DatasetMetadataKey
+
+
+@dataclass(frozen=True)
+class DatasetAssetSpec:
+    """Everything `dataset_asset` learned about a function at definition time."""
+
+    function: Callable[..., Any]
+    parameters: tuple[str, ...]
+    takes_context: bool
+    config_type: type | None
+    code_version: str | None
+    io_manager_key: str
+    hub_resource_key: str
+    push_to_hub: HubTarget | None
+    translator: DatasetTranslator
+
+
+def execute(
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    inputs: Mapping[str, Any],
+    config: Any,
+) -> Iterator[dg.Output[Any]]:
+    """Run one dataset asset: skip its function when its fingerprint is already stored."""
+    started = time.perf_counter()
+    key = context.asset_key
+    name = key.to_user_string()
+    parents = {param: _require_dataset(name, param, inputs[param]).fingerprint for param in inputs}
+    config_values = config.model_dump() if config is not None else None
+    fingerprint = asset_fingerprint(spec.code_version, parents, config_values)
+    store = _store(context, spec.io_manager_key)
+
+    dataset: Dataset | None = None
+    if spec.code_version is not None and store is not None and store.contains(key, fingerprint):
+        value: Any = StoredDataset(fingerprint)
+        described = _earlier_description(context.instance, key, fingerprint)
+        if described is None or spec.push_to_hub is not None:
+            dataset = store.load(key, fingerprint)
+            described = described or spec.translator.get_metadata(dataset)
+        cache = "hit"
+        context.log.info(
+            f"Skipped {name}: fingerprint {fingerprint} is unchanged (same transform hash"
+            f" {spec.code_version} and parent fingerprints {parents}) and already stored, so"
+            " the transform did not run."
+        )
+    else:
+        call: dict[str, Any] = dict(inputs)
+        if spec.takes_context:
+            call["context"] = context
+        if spec.config_type is not None:
+            call["config"] = config
+        result = spec.function(**call)
+        dataset = _relabel(_require_output(name, result), fingerprint, parents, name)
+        value = dataset
+        described = spec.translator.get_metadata(dataset)
+        cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
+        context.log.info(f"Ran {name}: new fingerprint {fingerprint}.")
+
+    metadata: dict[str, Any] = {
+        **described,
+        Key.FINGERPRINT.value: fingerprint,
+        Key.PARENT_FINGERPRINTS.value: dg.MetadataValue.json(parents),
+        Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
+        Key.CACHE.value: cache,
+    }
+    if spec.push_to_hub is not None and dataset is not None:
+        metadata.update(_push(spec, context, dataset))
+    metadata[Key.DURATION.value] = dg.MetadataValue.float(time.perf_counter() - started)
+    yield _output(value, fingerprint, metadata)
+
+
+def _output(value: Any, fingerprint: str, metadata: Mapping[str, Any]) -> dg.Output[Any]:
+    # Output(data_version=...) is a Dagster beta parameter; it is the documented way to
+    # record our own data version, so its warning is not the user's concern.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return dg.Output(value, data_version=dg.DataVersion(fingerprint), metadata=dict(metadata))
+
+
+def _store(context: dg.AssetExecutionContext, io_manager_key: str) -> DatasetStore | None:
+    """The run's DatasetStore, or None when the asset's IO manager is another one."""
+    store = getattr(context.resources, io_manager_key, None)
+    return store if isinstance(store, DatasetStore) else None
+
+
+def _earlier_description(
+    instance: dg.DagsterInstance, key: dg.AssetKey, fingerprint: str
+) -> dict[str, Any] | None:
+    """The data-describing metadata of the latest materialization, if it has this fingerprint."""
+    event = instance.get_latest_materialization_event(key)
+    materialization = event.asset_materialization if event is not None else None
+    if (
+        materialization is None
+        or (materialization.tags or {}).get("dagster/data_version") != fingerprint
+    ):
+        return None
+    return {k: v for k, v in materialization.metadata.items() if k not in RUN_SPECIFIC_KEYS}
+
+
+def _require_dataset(asset: str, parameter: str, value: Any) -> Dataset:
+    if is_dataset(value):
+        return value
+    raise DatasetAssetOutputError(
+        f"Asset {asset!r}: parameter {parameter!r} received a {type(value).__name__}, not a"
+        " dagster_ds dataset. A dataset_asset's parameters must name dataset assets or"
+        " dataset sources (or be 'context' or 'config'); load other values inside the function."
+    )
+
+
+def _require_output(asset: str, result: Any) -> Dataset:
+    if is_dataset(result):
+        return result
+    hint = " (did the function forget to return?)" if result is None else ""
+    raise DatasetAssetOutputError(
+        f"Asset {asset!r} returned {_describe(result)}, not a dagster_ds Dataset{hint}."
+        " A dataset_asset must return the dataset it builds, e.g. `return parent.map(fn)`."
+    )
+
+
+def is_dataset(value: Any) -> bool:
+    """Whether ``value`` is a dagster_ds dataset."""
+    return isinstance(value, Dataset)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"a {type(value).__name__} ({text[:60] + '…' if len(text) > 60 else text})"
+
+
+def _relabel(dataset: Dataset, fingerprint: str, parents: Mapping[str, str], asset: str) -> Dataset:
+    """The same data under the asset's fingerprint, with the asset as a lineage step."""
+    step = LineageStep(f"dataset_asset:{asset}", fingerprint, tuple(parents.values()))
+    return Dataset._derived(  # pyright: ignore[reportPrivateUsage]
+        dataset,
+        data=dataset.data,
+        indices=dataset._indices,  # pyright: ignore[reportPrivateUsage]
+        fingerprint=fingerprint,
+        step=step,
+    )
+
+
+def _push(
+    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, dataset: Dataset
+) -> dict[str, Any]:
+    """Push through the HubResource; the metadata that records where it went."""
+    assert spec.push_to_hub is not None
+    hub = getattr(context.resources, spec.hub_resource_key, None)
+    if not isinstance(hub, HubResource):
+        raise DatasetAssetDefinitionError(
+            f"Asset {context.asset_key.to_user_string()!r} pushes to the Hub, but resource"
+            f" {spec.hub_resource_key!r} is a {type(hub).__name__}, not a HubResource. Add"
+            f" resources={{{spec.hub_resource_key!r}: HubResource(...)}} to your Definitions."
+        )
+    result = hub.push(dataset, spec.push_to_hub)
+    status = "skipped (unchanged)" if result.skipped else "pushed"
+    context.log.info(f"Hub push {status}: {result.commit_url}")
+    return {
+        Key.HUB_PUSH.value: status,
+        Key.HUB_URL.value: dg.MetadataValue.url(result.commit_url),
+        Key.HUB_COMMIT.value: result.commit_oid,
+    }
