@@ -48,15 +48,15 @@ def fingerprint_changed() -> dg.AutomationCondition:
         | dg.AutomationCondition.will_be_requested()
     ).with_label("any_deps_fingerprint_changed")
     # (Dagster's types: code_version_changed() is typed for asset keys only.)
-    trigger = cast(
+    changed = cast(
         "dg.AutomationCondition[dg.AssetOrCheckKey]",
-        dg.AutomationCondition.missing()
-        | dg.AutomationCondition.code_version_changed()
-        | parent_changed,
+        dg.AutomationCondition.code_version_changed() | parent_changed,
     )
+    # Missing: requested from the first evaluation on, but not again after a failed run.
+    missing = dg.AutomationCondition.missing() & ~dg.AutomationCondition.execution_failed()
     return (
         dg.AutomationCondition.in_latest_time_window()
-        & trigger.since_last_handled()
+        & (missing.with_label("missing") | changed.since_last_handled())
         & ~dg.AutomationCondition.any_deps_missing()
         & ~dg.AutomationCondition.any_deps_in_progress()
         & ~dg.AutomationCondition.in_progress()
@@ -102,7 +102,7 @@ def fingerprint_refresh_schedule(
     )
     job = dg.define_asset_job(
         f"{name}_job",
-        selection=assets | assets.upstream().roots(),
+        selection=assets | assets.upstream().upstream_source_assets(),
         description=description or f"Refresh {name}: observe sources, materialize what changed.",
         tags=tags,
     )

@@ -42,23 +42,49 @@ class Chain(NamedTuple):
         return [self.docs, self.cleaned, self.tokens, self.counts]
 
 
-def build(data_files: str, *, separator: str = " ") -> Chain:
+def build(
+    data_files: str,
+    *,
+    separator: str = " ",
+    condition: dg.AutomationCondition | None = None,
+) -> Chain:
     """docs (source) -> cleaned -> tokens -> counts; ``separator`` only changes ``tokens``."""
     docs = dataset_source("docs", "json", data_files=data_files)
 
-    @dataset_asset
+    @dataset_asset(automation_condition=condition)
     def cleaned(docs: Dataset) -> Dataset:
         record("cleaned")
         return docs.map(lower).filter(lambda example: len(example["text"]) > 1)
 
-    @dataset_asset
+    @dataset_asset(automation_condition=condition)
     def tokens(cleaned: Dataset) -> Dataset:
         record("tokens")
         return cleaned.map(lambda example: {"tokens": example["text"].split(separator)})
 
-    @dataset_asset
+    @dataset_asset(automation_condition=condition)
     def counts(tokens: Dataset) -> Dataset:
         record("counts")
         return tokens.map(lambda example: {"num_tokens": len(example["tokens"])})
 
     return Chain(docs, cleaned, tokens, counts)
+
+
+DATA_ENV = "DAGSTER_DS_TEST_DATA"
+STORAGE_ENV = "DAGSTER_DS_TEST_STORAGE"
+
+
+def chain_job() -> dg.JobDefinition:
+    """The chain as a job, rebuilt from the environment in each step process.
+
+    For `dagster.reconstructable` (the multiprocess executor): ``$DAGSTER_DS_TEST_DATA``
+    names the data files, ``$DAGSTER_DS_TEST_STORAGE`` the IO manager's base_dir.
+    """
+    from dagster_ds.orchestration import DatasetIOManager
+
+    chain = build(os.environ[DATA_ENV])
+    defs = dg.Definitions(
+        assets=chain.all,
+        jobs=[dg.define_asset_job("chain", selection=[asset.key for asset in chain.all])],
+        resources={"io_manager": DatasetIOManager(base_dir=os.environ[STORAGE_ENV])},
+    )
+    return defs.resolve_job_def("chain")
