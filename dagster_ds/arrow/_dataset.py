@@ -734,6 +734,77 @@ class Dataset:
         del num_proc
         save_to_disk(self, str(dataset_path), max_shard_size, num_shards, storage_options)
 
+    def to_parquet(
+        self,
+        path_or_buf: str,
+        batch_size: int | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        **parquet_writer_kwargs: Any,
+    ) -> int:
+        """Write the rows to a Parquet file (features kept in its metadata); return the row count.
+
+        Example:
+            >>> import tempfile
+            >>> Dataset.from_dict({"a": [1, 2]}).to_parquet(tempfile.mkdtemp() + "/a.parquet")
+            2
+        """
+        from dagster_ds.arrow._exports import export
+
+        return export(
+            self, str(path_or_buf), "parquet", batch_size, storage_options, parquet_writer_kwargs
+        )
+
+    def to_csv(
+        self,
+        path_or_buf: str,
+        batch_size: int | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        **to_csv_kwargs: Any,
+    ) -> int:
+        """Write the rows to a CSV file as the anchor does; return the row count.
+
+        Example:
+            >>> import tempfile
+            >>> Dataset.from_dict({"a": [1, 2]}).to_csv(tempfile.mkdtemp() + "/a.csv")
+            2
+        """
+        from dagster_ds.arrow._exports import export
+
+        return export(self, str(path_or_buf), "csv", batch_size, storage_options, to_csv_kwargs)
+
+    def to_json(
+        self,
+        path_or_buf: str,
+        batch_size: int | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        **to_json_kwargs: Any,
+    ) -> int:
+        """Write the rows as JSON Lines (``lines=False``: one JSON array); return the row count.
+
+        Example:
+            >>> import tempfile
+            >>> Dataset.from_dict({"a": [1, 2]}).to_json(tempfile.mkdtemp() + "/a.jsonl")
+            2
+        """
+        from dagster_ds.arrow._exports import export
+
+        return export(self, str(path_or_buf), "json", batch_size, storage_options, to_json_kwargs)
+
+    def cleanup_cache_files(self) -> int:
+        """Remove the cache entries this dataset's transforms wrote, except those backing it.
+
+        Entries other processes hold open are kept. Returns how many were removed.
+
+        Example:
+            >>> ds = Dataset.from_dict({"a": [1]})
+            >>> _ = ds.map(lambda x: {"b": 1})
+            >>> ds.cleanup_cache_files() >= 0
+            True
+        """
+        from dagster_ds.arrow._cleanup import cleanup_cache_files
+
+        return cleanup_cache_files(self)
+
     @classmethod
     def load_from_disk(
         cls,
