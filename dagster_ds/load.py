@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
@@ -31,6 +31,9 @@ from dagster_ds.formats import (
 )
 from dagster_ds.progress import progress_bar
 
+if TYPE_CHECKING:
+    from dagster_ds.streaming import IterableDataset, IterableDatasetDict
+
 __all__ = ["load_dataset", "load_from_disk"]
 
 _ROOT = "0" * 32
@@ -45,7 +48,7 @@ def load_dataset(
     *,
     split: str,
     features: Features | None = None,
-    streaming: bool = False,
+    streaming: Literal[False] = False,
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
@@ -59,12 +62,42 @@ def load_dataset(
     data_files: DataFiles | None = None,
     split: None = None,
     features: Features | None = None,
-    streaming: bool = False,
+    streaming: Literal[False] = False,
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
     **reader_options: Any,
 ) -> DatasetDict: ...
+@overload
+def load_dataset(
+    path: str,
+    name: str | None = None,
+    data_dir: str | None = None,
+    data_files: DataFiles | None = None,
+    *,
+    split: str,
+    features: Features | None = None,
+    streaming: Literal[True],
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    **reader_options: Any,
+) -> IterableDataset: ...
+@overload
+def load_dataset(
+    path: str,
+    name: str | None = None,
+    data_dir: str | None = None,
+    data_files: DataFiles | None = None,
+    split: None = None,
+    features: Features | None = None,
+    *,
+    streaming: Literal[True],
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    **reader_options: Any,
+) -> IterableDatasetDict: ...
 def load_dataset(
     path: str,
     name: str | None = None,
@@ -77,7 +110,7 @@ def load_dataset(
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
     **reader_options: Any,
-) -> Dataset | DatasetDict:
+) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     r"""Load a dataset from data files, as ``datasets.load_dataset`` does.
 
     ``path`` is a format name (``"parquet"``, ``"json"``, ``"csv"``, ``"text"``,
@@ -87,22 +120,22 @@ def load_dataset(
     cannot match are not read). Other keywords go to the format's reader
     (``field=`` for JSON, ``delimiter=`` for CSV...).
 
+    With ``streaming=True`` nothing is read up front: the result is an
+    `IterableDataset` (one shard per file) read lazily, batch by batch, in bounded
+    memory; its fingerprint equals the non-streaming dataset's.
+
     Returns:
-        The ``split`` asked for, else a `DatasetDict` of every split.
+        The ``split`` asked for, else a `DatasetDict` of every split
+        (`IterableDataset` and `IterableDatasetDict` when streaming).
 
     Example:
         >>> import tempfile, pathlib
         >>> folder = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (folder / "rows.jsonl").write_text('{"a": 1}\\n{"a": 2}\\n')
+        >>> _ = (folder / "rows.jsonl").write_text('{"a": 1}\n{"a": 2}\n')
         >>> load_dataset("json", data_files=str(folder / "rows.jsonl"), split="train")["a"][:]
         [1, 2]
     """
     del name
-    if streaming:
-        raise InvalidArgumentError(
-            "load_dataset(streaming=True) needs dagster_ds.streaming, which this version "
-            "does not have yet; load without streaming."
-        )
     fmt, patterns = _format_and_files(path, data_dir, data_files)
     resolved = resolve_data_files(patterns, storage_options=storage_options)
     if split is not None and split not in resolved:
@@ -110,6 +143,18 @@ def load_dataset(
             f"load_dataset: unknown split {split!r}; the data files give {sorted(resolved)}."
         )
     wanted = [split] if split is not None else list(resolved)
+    if streaming:
+        return _stream(
+            wanted,
+            split,
+            resolved,
+            fmt,
+            features,
+            columns,
+            filters,
+            reader_options,
+            storage_options,
+        )
     loaded = {
         name: _load_split(
             name, resolved[name], fmt, features, columns, filters, reader_options, storage_options
@@ -162,14 +207,7 @@ def _load_split(
     storage_options: Mapping[str, Any] | None,
 ) -> Dataset:
     file_format = fmt or infer_format([file.url for file in files])
-    args = {
-        "format": file_format,
-        "source": fingerprint_files(files, storage_options=storage_options),
-        "features": features.to_dict() if features is not None else None,
-        "columns": list(columns) if columns is not None else None,
-        "filters": filters,
-        "options": dict(options),
-    }
+    args = _load_args(files, file_format, features, columns, filters, options, storage_options)
     fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
     transform = Transform("load_dataset", (), fingerprint, tree)
 
@@ -194,3 +232,64 @@ def _load_split(
     dataset = table_result(None, transform, write, features_for)
     dataset._split = split  # pyright: ignore[reportPrivateUsage]
     return dataset
+
+
+def _load_args(
+    files: list[ResolvedFile],
+    file_format: str,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """What a loaded split's fingerprint is made of (the same streamed or not)."""
+    return {
+        "format": file_format,
+        "source": fingerprint_files(files, storage_options=storage_options),
+        "features": features.to_dict() if features is not None else None,
+        "columns": list(columns) if columns is not None else None,
+        "filters": filters,
+        "options": {key: value for key, value in options.items() if key != "stats"},
+    }
+
+
+def _stream(
+    wanted: list[str],
+    split: str | None,
+    resolved: Mapping[str, list[ResolvedFile]],
+    fmt: str | None,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+) -> IterableDataset | IterableDatasetDict:
+    """The splits as streams: nothing is read (or hashed) until used."""
+    from dagster_ds.streaming import IterableDatasetDict
+    from dagster_ds.streaming._construct import stream_files
+
+    def one(name: str) -> IterableDataset:
+        files = resolved[name]
+        file_format = fmt or infer_format([file.url for file in files])
+
+        def fingerprint() -> str:
+            args = _load_args(
+                files, file_format, features, columns, filters, options, storage_options
+            )
+            return fingerprint_transform(_ROOT, "load_dataset", args)[0]
+
+        return stream_files(
+            files,
+            file_format,
+            features=features,
+            columns=columns,
+            filters=filters,
+            options=options,
+            storage_options=storage_options,
+            split=name,
+            fingerprint=fingerprint,
+        )
+
+    streams = {name: one(name) for name in wanted}
+    return streams[split] if split is not None else IterableDatasetDict(streams)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dagster_ds.arrow._column import Column
+from dagster_ds.arrow._dataset_storage import StorageMethods
+from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.errors import ColumnNotFoundError
@@ -17,13 +19,13 @@ from dagster_ds.fingerprint import Hasher, update_fingerprint
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dagster_ds.arrow._dict import DatasetDict
     from dagster_ds.cache import CacheEntry
+    from dagster_ds.streaming import IterableDataset
 
 _ITER_BATCH = 1000
 
 
-class Dataset:
+class Dataset(TransformMethods, StorageMethods):
     """A table of examples backed by Arrow, with a fingerprint that names its content.
 
     A dataset is an Arrow table (in memory, or memory-mapped from the cache)
@@ -320,6 +322,33 @@ class Dataset:
                 f"{self.column_names}. Check the spelling, or add the column first."
             )
 
+    def to_iterable_dataset(self, num_shards: int = 1) -> IterableDataset:
+        """A stream of this dataset's rows, in ``num_shards`` contiguous shards (zero-copy).
+
+        More shards allow shuffling the shard order and spreading the work over
+        torch ``DataLoader`` workers. Batches are slices of the Arrow table (taken
+        through the indices mapping, if any); the output format is kept.
+
+        Example:
+            >>> ds = Dataset.from_dict({"a": [1, 2, 3, 4]}).to_iterable_dataset(num_shards=2)
+            >>> ds.num_shards, [x["a"] for x in ds]
+            (2, [1, 2, 3, 4])
+        """
+        from dagster_ds.streaming._construct import stream_table
+
+        fingerprint = update_fingerprint(
+            self._fingerprint, "to_iterable_dataset", {"num_shards": num_shards}
+        )
+        return stream_table(
+            self._data,
+            self._indices,
+            features=self._features,
+            num_shards=num_shards,
+            split=self._split,
+            fingerprint=fingerprint,
+            format_type=self._output_format.type,
+        )
+
     # -- formats ---------------------------------------------------------
 
     def with_format(
@@ -364,399 +393,3 @@ class Dataset:
     def reset_format(self) -> None:
         """Return Python objects again (see `with_format`)."""
         self.set_format(None)
-
-    # -- transforms ------------------------------------------------------
-
-    def map(
-        self,
-        function: Callable[..., Any] | None = None,
-        with_indices: bool = False,
-        input_columns: str | Sequence[str] | None = None,
-        batched: bool = False,
-        batch_size: int | None = 1000,
-        drop_last_batch: bool = False,
-        remove_columns: str | Sequence[str] | None = None,
-        keep_in_memory: bool = False,
-        load_from_cache_file: bool | None = None,
-        cache_file_name: str | None = None,
-        writer_batch_size: int | None = 1000,
-        features: Features | None = None,
-        disable_nullable: bool = False,
-        fn_kwargs: Mapping[str, Any] | None = None,
-        num_proc: int | None = None,
-        new_fingerprint: str | None = None,
-        desc: str | None = None,
-    ) -> Dataset:
-        """Apply ``function`` to every example (or batch) and cache the result by fingerprint.
-
-        The function gets an example as a dict (a batch as a dict of lists when
-        ``batched``; Arrow tables or DataFrames after `with_format`) and returns a
-        dict of columns that updates it, or None for no update. A batched
-        function may return more or fewer rows than it was given, when the input
-        columns are removed. ``remove_columns`` are dropped before the output is
-        merged. ``num_proc``, ``desc``, ``writer_batch_size``, ``keep_in_memory``
-        and ``cache_file_name`` change how it runs, not its fingerprint.
-
-        Example:
-            >>> ds = Dataset.from_dict({"a": [1, 2]})
-            >>> ds.map(lambda x: {"a": x["a"] + 1})["a"][:]
-            [2, 3]
-        """
-        from dagster_ds.arrow._map import MapSpec, map_dataset
-
-        del keep_in_memory, cache_file_name, disable_nullable
-        spec = MapSpec(
-            function=function,
-            with_indices=with_indices,
-            input_columns=_names(input_columns),
-            batched=batched,
-            batch_size=batch_size if batch_size and batch_size > 0 else max(len(self), 1),
-            drop_last_batch=drop_last_batch,
-            remove_columns=_names(remove_columns) or (),
-            fn_kwargs=dict(fn_kwargs or {}),
-            features=features,
-        )
-        return map_dataset(
-            self,
-            spec,
-            num_proc=num_proc,
-            writer_batch_size=writer_batch_size or 1000,
-            load_from_cache_file=load_from_cache_file is not False,
-            new_fingerprint=new_fingerprint,
-            desc=desc,
-        )
-
-    def filter(
-        self,
-        function: Callable[..., Any] | None = None,
-        with_indices: bool = False,
-        input_columns: str | Sequence[str] | None = None,
-        batched: bool = False,
-        batch_size: int | None = 1000,
-        keep_in_memory: bool = False,
-        load_from_cache_file: bool | None = None,
-        cache_file_name: str | None = None,
-        writer_batch_size: int | None = 1000,
-        fn_kwargs: Mapping[str, Any] | None = None,
-        num_proc: int | None = None,
-        new_fingerprint: str | None = None,
-        desc: str | None = None,
-    ) -> Dataset:
-        """Keep the examples for which ``function`` returns True (an indices mapping, no copy).
-
-        Example:
-            >>> Dataset.from_dict({"a": [1, 2, 3]}).filter(lambda x: x["a"] > 1)["a"][:]
-            [2, 3]
-        """
-        from dagster_ds.arrow._filter import filter_dataset
-
-        del keep_in_memory, cache_file_name, writer_batch_size, num_proc
-        return filter_dataset(
-            self,
-            function,
-            with_indices=with_indices,
-            input_columns=_names(input_columns),
-            batched=batched,
-            batch_size=batch_size if batch_size and batch_size > 0 else max(len(self), 1),
-            fn_kwargs=dict(fn_kwargs or {}),
-            load_from_cache_file=load_from_cache_file is not False,
-            new_fingerprint=new_fingerprint,
-            desc=desc,
-        )
-
-    def select(
-        self,
-        indices: Iterable[int] | pa.Array,
-        keep_in_memory: bool = False,
-        indices_cache_file_name: str | None = None,
-        writer_batch_size: int | None = 1000,
-        new_fingerprint: str | None = None,
-    ) -> Dataset:
-        """The rows at ``indices``, in that order (a slice or an indices mapping, no copy).
-
-        Example:
-            >>> Dataset.from_dict({"a": [1, 2, 3]}).select([2, 0])["a"][:]
-            [3, 1]
-        """
-        from dagster_ds.arrow._indices import select_rows
-
-        del keep_in_memory, indices_cache_file_name, writer_batch_size
-        rows = indices if isinstance(indices, range | pa.Array) else list(indices)
-        return select_rows(self, rows, new_fingerprint)
-
-    def shuffle(
-        self,
-        seed: int | None = None,
-        generator: Any = None,
-        keep_in_memory: bool = False,
-        load_from_cache_file: bool | None = None,
-        indices_cache_file_name: str | None = None,
-        writer_batch_size: int | None = 1000,
-        new_fingerprint: str | None = None,
-    ) -> Dataset:
-        """The rows in a random order given by ``seed`` or a numpy ``generator`` (no copy).
-
-        Example:
-            >>> sorted(Dataset.from_dict({"a": [1, 2, 3]}).shuffle(seed=0)["a"][:])
-            [1, 2, 3]
-        """
-        from dagster_ds.arrow._indices import shuffle_rows
-
-        del keep_in_memory, indices_cache_file_name, writer_batch_size
-        return shuffle_rows(
-            self, seed, generator, load_from_cache_file is not False, new_fingerprint
-        )
-
-    def sort(
-        self,
-        column_names: str | Sequence[str],
-        reverse: bool | Sequence[bool] = False,
-        null_placement: str = "at_end",
-        keep_in_memory: bool = False,
-        load_from_cache_file: bool | None = None,
-        indices_cache_file_name: str | None = None,
-        writer_batch_size: int | None = 1000,
-        new_fingerprint: str | None = None,
-    ) -> Dataset:
-        """The rows ordered by one or more columns (an indices mapping, no copy).
-
-        Example:
-            >>> Dataset.from_dict({"a": [2, 1]}).sort("a")["a"][:]
-            [1, 2]
-        """
-        from dagster_ds.arrow._indices import sort_rows
-
-        del keep_in_memory, indices_cache_file_name, writer_batch_size
-        return sort_rows(
-            self,
-            column_names,
-            reverse,
-            null_placement,
-            load_from_cache_file is not False,
-            new_fingerprint,
-        )
-
-    def train_test_split(
-        self,
-        test_size: float | int | None = None,
-        train_size: float | int | None = None,
-        shuffle: bool = True,
-        seed: int | None = None,
-        generator: Any = None,
-    ) -> DatasetDict:
-        """Two splits, ``train`` and ``test``, shuffled first unless ``shuffle=False``.
-
-        Example:
-            >>> ds = Dataset.from_dict({"a": list(range(8))})
-            >>> splits = ds.train_test_split(test_size=0.25, seed=1)
-            >>> len(splits["train"]), len(splits["test"])
-            (6, 2)
-        """
-        from dagster_ds.arrow._dict import DatasetDict
-        from dagster_ds.arrow._indices import train_test_split
-
-        return DatasetDict(train_test_split(self, test_size, train_size, shuffle, seed, generator))
-
-    def shard(self, num_shards: int, index: int, contiguous: bool = True) -> Dataset:
-        """The ``index``-th of ``num_shards`` parts: contiguous blocks, or every n-th row.
-
-        Example:
-            >>> Dataset.from_dict({"a": [0, 1, 2, 3]}).shard(2, 1)["a"][:]
-            [2, 3]
-        """
-        from dagster_ds.errors import InvalidArgumentError
-
-        if not 0 <= index < num_shards:
-            raise InvalidArgumentError(
-                f"shard: index={index} must lie in [0, num_shards={num_shards})."
-            )
-        size = len(self)
-        if contiguous:
-            div, mod = divmod(size, num_shards)
-            start = div * index + min(index, mod)
-            return self.select(range(start, start + div + (1 if index < mod else 0)))
-        return self.select(range(index, size, num_shards))
-
-    def flatten_indices(
-        self, keep_in_memory: bool = False, new_fingerprint: str | None = None
-    ) -> Dataset:
-        """Copy the rows an indices mapping points at into a table of their own.
-
-        Example:
-            >>> Dataset.from_dict({"a": [1, 2]}).select([1]).flatten_indices()["a"][:]
-            [2]
-        """
-        from dagster_ds.arrow._results import plan, table_result
-
-        del keep_in_memory
-        transform = plan(self, "flatten_indices", {}, new_fingerprint)
-        features = self._features
-
-        def write(sink: Any) -> None:
-            for table in self._iter_tables(10_000):
-                sink.write(table)
-            if sink.num_rows == 0:
-                sink.write(self._data.schema.empty_table())
-
-        return table_result(self, transform, write, lambda _schema: features)
-
-    def rename_column(
-        self, original_column_name: str, new_column_name: str, new_fingerprint: str | None = None
-    ) -> Dataset:
-        """The dataset with one column renamed (zero-copy).
-
-        Example:
-            >>> Dataset.from_dict({"a": [1]}).rename_column("a", "b").column_names
-            ['b']
-        """
-        from dagster_ds.arrow._columns import rename_columns
-
-        return rename_columns(self, {original_column_name: new_column_name}, new_fingerprint)
-
-    def rename_columns(
-        self, column_mapping: Mapping[str, str], new_fingerprint: str | None = None
-    ) -> Dataset:
-        """The dataset with columns renamed by ``{old: new}`` (zero-copy).
-
-        Example:
-            >>> Dataset.from_dict({"a": [1], "b": [2]}).rename_columns({"a": "x"}).column_names
-            ['x', 'b']
-        """
-        from dagster_ds.arrow._columns import rename_columns
-
-        return rename_columns(self, column_mapping, new_fingerprint)
-
-    def remove_columns(
-        self, column_names: str | Sequence[str], new_fingerprint: str | None = None
-    ) -> Dataset:
-        """The dataset without some columns (zero-copy).
-
-        Example:
-            >>> Dataset.from_dict({"a": [1], "b": [2]}).remove_columns("a").column_names
-            ['b']
-        """
-        from dagster_ds.arrow._columns import remove_columns
-
-        return remove_columns(self, _names(column_names) or (), new_fingerprint)
-
-    def select_columns(
-        self, column_names: str | Sequence[str], new_fingerprint: str | None = None
-    ) -> Dataset:
-        """The dataset with only some columns, in the given order (zero-copy).
-
-        Example:
-            >>> Dataset.from_dict({"a": [1], "b": [2]}).select_columns(["b"]).column_names
-            ['b']
-        """
-        from dagster_ds.arrow._columns import select_columns
-
-        return select_columns(self, _names(column_names) or (), new_fingerprint)
-
-    def add_column(
-        self,
-        name: str,
-        column: Sequence[Any] | pa.Array,
-        new_fingerprint: str | None = None,
-        feature: Any = None,
-    ) -> Dataset:
-        """The dataset with one more column.
-
-        Example:
-            >>> Dataset.from_dict({"a": [1]}).add_column("b", ["x"])[0]
-            {'a': 1, 'b': 'x'}
-        """
-        from dagster_ds.arrow._columns import add_column
-
-        return add_column(self, name, column, feature, new_fingerprint)
-
-    def cast(
-        self,
-        features: Features,
-        batch_size: int | None = 1000,
-        keep_in_memory: bool = False,
-        load_from_cache_file: bool | None = None,
-        cache_file_name: str | None = None,
-        writer_batch_size: int | None = 1000,
-        num_proc: int | None = None,
-        new_fingerprint: str | None = None,
-    ) -> Dataset:
-        """The dataset cast to ``features``; casts that would lose information are refused.
-
-        Example:
-            >>> from dagster_ds.features import Features, Value
-            >>> ds = Dataset.from_dict({"a": [1, 0]}).cast(Features({"a": Value("bool")}))
-            >>> ds["a"][:]
-            [True, False]
-        """
-        from dagster_ds.arrow._columns import cast_dataset
-
-        del batch_size, keep_in_memory, cache_file_name, writer_batch_size, num_proc
-        return cast_dataset(self, features, load_from_cache_file is not False, new_fingerprint)
-
-    def cast_column(self, column: str, feature: Any, new_fingerprint: str | None = None) -> Dataset:
-        """The dataset with one column cast to ``feature``.
-
-        Example:
-            >>> from dagster_ds.features import Value
-            >>> Dataset.from_dict({"a": [1]}).cast_column("a", Value("string"))["a"][:]
-            ['1']
-        """
-        self._require_columns([column], "cast_column")
-        features = self.features
-        features[column] = feature
-        return self.cast(features, new_fingerprint=new_fingerprint)
-
-    # -- storage ---------------------------------------------------------
-
-    def save_to_disk(
-        self,
-        dataset_path: str,
-        max_shard_size: int | str | None = None,
-        num_shards: int | None = None,
-        num_proc: int | None = None,
-        storage_options: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Save to a folder or fsspec URL; `load_from_disk` gives back the same fingerprint.
-
-        The layout is the anchor's, writing is batch by batch (bounded memory),
-        and atomic: an interrupted save leaves nothing loadable.
-
-        Example:
-            >>> import tempfile
-            >>> folder = tempfile.mkdtemp() + "/saved"
-            >>> ds = Dataset.from_dict({"a": [1]})
-            >>> ds.save_to_disk(folder)
-            >>> Dataset.load_from_disk(folder).fingerprint == ds.fingerprint
-            True
-        """
-        from dagster_ds.arrow._disk import save_to_disk
-
-        del num_proc
-        save_to_disk(self, str(dataset_path), max_shard_size, num_shards, storage_options)
-
-    @classmethod
-    def load_from_disk(
-        cls,
-        dataset_path: str,
-        keep_in_memory: bool | None = None,
-        storage_options: Mapping[str, Any] | None = None,
-    ) -> Dataset:
-        """Load a dataset saved by `save_to_disk` (ours or the anchor's), memory-mapped.
-
-        Example:
-            >>> import tempfile
-            >>> folder = tempfile.mkdtemp() + "/saved"
-            >>> Dataset.from_dict({"a": [1]}).save_to_disk(folder)
-            >>> Dataset.load_from_disk(folder)["a"][:]
-            [1]
-        """
-        from dagster_ds.arrow._disk import load_from_disk
-
-        del keep_in_memory
-        return load_from_disk(cls, str(dataset_path), storage_options)
-
-
-def _names(names: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    if names is None:
-        return None
-    return (names,) if isinstance(names, str) else tuple(names)
