@@ -12,6 +12,7 @@ import dagster as dg
 
 from dagster_ds.arrow import Dataset, LineageStep
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetAssetOutputError
+from dagster_ds.orchestration._streams import relabel_stream
 from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
 from dagster_ds.orchestration.metadata import (
     RUN_SPECIFIC_KEYS,
@@ -20,6 +21,7 @@ from dagster_ds.orchestration.metadata import (
 )
 from dagster_ds.orchestration.resource import HubResource, HubTarget
 from dagster_ds.orchestration.versioning import asset_fingerprint
+from dagster_ds.streaming import IterableDataset
 
 Key = DatasetMetadataKey
 
@@ -54,7 +56,7 @@ def execute(
     fingerprint = asset_fingerprint(spec.code_version, parents, config_values)
     store = _store(context, spec.io_manager_key)
 
-    dataset: Dataset | None = None
+    dataset: Dataset | IterableDataset | None = None
     if spec.code_version is not None and store is not None and store.contains(key, fingerprint):
         value: Any = StoredDataset(fingerprint)
         described = _earlier_description(context.instance, key, fingerprint)
@@ -73,9 +75,14 @@ def execute(
             call["context"] = context
         if spec.config_type is not None:
             call["config"] = config
-        result = spec.function(**call)
-        dataset = _relabel(_require_output(name, result), fingerprint, parents, name)
-        value = dataset
+        result = _relabel(_require_output(name, result_of(spec, call)), fingerprint, parents, name)
+        if isinstance(result, IterableDataset) and store is not None:
+            # A stream is stored now, in bounded memory, so that its row count, schema and
+            # preview can be read back from storage.
+            store.save(key, result)
+            value, dataset = StoredDataset(fingerprint), store.load(key, fingerprint)
+        else:
+            value = dataset = result
         described = spec.translator.get_metadata(dataset)
         cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
         context.log.info(f"Ran {name}: new fingerprint {fingerprint}.")
@@ -91,6 +98,11 @@ def execute(
         metadata.update(_push(spec, context, dataset))
     metadata[Key.DURATION.value] = dg.MetadataValue.float(time.perf_counter() - started)
     yield _output(value, fingerprint, metadata)
+
+
+def result_of(spec: DatasetAssetSpec, call: Mapping[str, Any]) -> Any:
+    """Call the asset's function."""
+    return spec.function(**call)
 
 
 def _output(value: Any, fingerprint: str, metadata: Mapping[str, Any]) -> dg.Output[Any]:
@@ -121,7 +133,7 @@ def _earlier_description(
     return {k: v for k, v in materialization.metadata.items() if k not in RUN_SPECIFIC_KEYS}
 
 
-def _require_dataset(asset: str, parameter: str, value: Any) -> Dataset:
+def _require_dataset(asset: str, parameter: str, value: Any) -> Dataset | IterableDataset:
     if is_dataset(value):
         return value
     raise DatasetAssetOutputError(
@@ -131,19 +143,20 @@ def _require_dataset(asset: str, parameter: str, value: Any) -> Dataset:
     )
 
 
-def _require_output(asset: str, result: Any) -> Dataset:
+def _require_output(asset: str, result: Any) -> Dataset | IterableDataset:
     if is_dataset(result):
         return result
     hint = " (did the function forget to return?)" if result is None else ""
     raise DatasetAssetOutputError(
         f"Asset {asset!r} returned {_describe(result)}, not a dagster_ds Dataset{hint}."
-        " A dataset_asset must return the dataset it builds, e.g. `return parent.map(fn)`."
+        " A dataset_asset must return the dataset (or IterableDataset) it builds, e.g."
+        " `return parent.map(fn)`."
     )
 
 
 def is_dataset(value: Any) -> bool:
-    """Whether ``value`` is a dagster_ds dataset."""
-    return isinstance(value, Dataset)
+    """Whether ``value`` is a dagster_ds dataset, map-style or streaming."""
+    return isinstance(value, Dataset | IterableDataset)
 
 
 def _describe(value: Any) -> str:
@@ -151,8 +164,12 @@ def _describe(value: Any) -> str:
     return f"a {type(value).__name__} ({text[:60] + '…' if len(text) > 60 else text})"
 
 
-def _relabel(dataset: Dataset, fingerprint: str, parents: Mapping[str, str], asset: str) -> Dataset:
+def _relabel(
+    dataset: Dataset | IterableDataset, fingerprint: str, parents: Mapping[str, str], asset: str
+) -> Dataset | IterableDataset:
     """The same data under the asset's fingerprint, with the asset as a lineage step."""
+    if isinstance(dataset, IterableDataset):
+        return relabel_stream(dataset, fingerprint)
     step = LineageStep(f"dataset_asset:{asset}", fingerprint, tuple(parents.values()))
     return Dataset._derived(  # pyright: ignore[reportPrivateUsage]
         dataset,
@@ -164,7 +181,7 @@ def _relabel(dataset: Dataset, fingerprint: str, parents: Mapping[str, str], ass
 
 
 def _push(
-    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, dataset: Dataset
+    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, dataset: Dataset | IterableDataset
 ) -> dict[str, Any]:
     """Push through the HubResource; the metadata that records where it went."""
     assert spec.push_to_hub is not None

@@ -18,15 +18,18 @@ multiprocess executor, several runs) can share it without locks:
 
 An input is loaded from the fingerprint Dagster recorded for the upstream
 asset's latest materialization (its data version), memory-mapped when local.
+A streaming asset (an `IterableDataset`) is written batch by batch, in bounded
+memory, and read back as a stream (over the memory-mapped files).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +44,9 @@ from dagster_ds.errors import (
     DatasetAssetOutputError,
     DatasetNotStoredError,
 )
+from dagster_ds.orchestration._streams import as_stream, is_stream, write_stream
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.streaming import IterableDataset
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -116,6 +121,38 @@ class DatasetStore(dg.UPathIOManager):
 
     def load(self, asset_key: dg.AssetKey, fingerprint: str) -> Dataset:
         """The stored dataset, memory-mapped when local; its fingerprint is ``fingerprint``."""
+        path = self._existing(asset_key, fingerprint)
+        return Dataset.load_from_disk(str(path), storage_options=self._options or None)
+
+    def load_as_stored(self, asset_key: dg.AssetKey, fingerprint: str) -> Dataset | IterableDataset:
+        """The stored dataset as it was output: a stream for a streaming asset."""
+        path = self._existing(asset_key, fingerprint)
+        state = json.loads(self.fs.cat_file((path / _STATE_FILE).path))
+        dataset = Dataset.load_from_disk(str(path), storage_options=self._options or None)
+        return as_stream(dataset, fingerprint) if is_stream(state) else dataset
+
+    def save(self, asset_key: dg.AssetKey, dataset: Dataset | IterableDataset) -> bool:
+        """Store ``dataset`` under its fingerprint; False if it was already stored.
+
+        A stream is consumed batch by batch (bounded memory).
+        """
+        target = self.path_for(asset_key, dataset.fingerprint)
+        if self.contains(asset_key, dataset.fingerprint):
+            return False
+        saved = dataset
+
+        def write(folder: str) -> None:
+            if isinstance(saved, IterableDataset):
+                write_stream(saved, folder)
+            else:
+                saved.save_to_disk(folder)
+
+        if isinstance(self.fs, LocalFileSystem):
+            return _save_local(write, dataset.fingerprint, target)
+        _save_remote(write, self.fs, target)
+        return True
+
+    def _existing(self, asset_key: dg.AssetKey, fingerprint: str) -> UPath:
         path = self.path_for(asset_key, fingerprint)
         if not self.path_exists(path / _STATE_FILE):
             raise DatasetNotStoredError(
@@ -123,17 +160,7 @@ class DatasetStore(dg.UPathIOManager):
                 f" at {str(path)!r} (was base_dir changed or the folder deleted?). Materialize"
                 " the asset again to store it."
             )
-        return Dataset.load_from_disk(str(path), storage_options=self._options or None)
-
-    def save(self, asset_key: dg.AssetKey, dataset: Dataset) -> bool:
-        """Store ``dataset`` under its fingerprint; False if it was already stored."""
-        target = self.path_for(asset_key, dataset.fingerprint)
-        if self.contains(asset_key, dataset.fingerprint):
-            return False
-        if isinstance(self.fs, LocalFileSystem):
-            return _save_local(dataset, target)
-        _save_remote(dataset, self.fs, target)
-        return True
+        return path
 
     def size_of(self, asset_key: dg.AssetKey, fingerprint: str) -> int:
         """The bytes stored for that dataset."""
@@ -155,7 +182,7 @@ class DatasetStore(dg.UPathIOManager):
         key = _asset_key(context)
         if isinstance(obj, StoredDataset):
             fingerprint, written = obj.fingerprint, False
-        elif isinstance(obj, Dataset):
+        elif isinstance(obj, Dataset | IterableDataset):
             fingerprint = obj.fingerprint
             written = self.save(key, obj)
         else:
@@ -179,7 +206,7 @@ class DatasetStore(dg.UPathIOManager):
             metadata[DatasetMetadataKey.FINGERPRINT.value] = fingerprint
         context.add_output_metadata(metadata)
 
-    def load_input(self, context: dg.InputContext) -> Dataset:
+    def load_input(self, context: dg.InputContext) -> Dataset | IterableDataset:
         """The dataset of the upstream asset's latest materialization, by its fingerprint."""
         key = _asset_key(context)
         fingerprint = recorded_fingerprint(context.instance, key)
@@ -190,7 +217,7 @@ class DatasetStore(dg.UPathIOManager):
                 " it together with its downstream assets)."
             )
         context.log.debug(f"Loading {key.to_user_string()} ({fingerprint})")
-        return self.load(key, fingerprint)
+        return self.load_as_stored(key, fingerprint)
 
 
 def recorded_fingerprint(instance: dg.DagsterInstance, key: dg.AssetKey) -> str | None:
@@ -219,14 +246,17 @@ def _asset_key(context: dg.InputContext | dg.OutputContext) -> dg.AssetKey:
     return context.asset_key
 
 
-def _save_local(dataset: Dataset, target: UPath) -> bool:
+def _save_local(write: Callable[[str], None], fingerprint: str, target: UPath) -> bool:
     target_path = str(target)
     os.makedirs(os.path.dirname(target_path), exist_ok=True)
     staging = os.path.join(
-        os.path.dirname(target_path),
-        f".{dataset.fingerprint}.writing-{secrets.token_hex(4)}",
+        os.path.dirname(target_path), f".{fingerprint}.writing-{secrets.token_hex(4)}"
     )
-    dataset.save_to_disk(staging)
+    try:
+        write(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     try:
         os.rename(staging, target_path)
     except OSError:
@@ -237,10 +267,10 @@ def _save_local(dataset: Dataset, target: UPath) -> bool:
     return True
 
 
-def _save_remote(dataset: Dataset, fs: AbstractFileSystem, target: UPath) -> None:
+def _save_remote(write: Callable[[str], None], fs: AbstractFileSystem, target: UPath) -> None:
     with tempfile.TemporaryDirectory(prefix="dagster-ds-upload-") as folder:
         local = os.path.join(folder, "dataset")
-        dataset.save_to_disk(local)
+        write(local)
         names = sorted(os.listdir(local), key=lambda name: (name == _STATE_FILE, name))
         for name in names:  # state.json last: the folder counts as stored only then
             fs.put_file(os.path.join(local, name), f"{target.path}/{name}")

@@ -23,6 +23,7 @@ from dagster_ds.errors import DataFilesNotFoundError, DatasetSourceNotFoundError
 from dagster_ds.formats import DataFiles
 from dagster_ds.load import load_dataset
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, DatasetTranslator
+from dagster_ds.streaming import IterableDataset
 
 __all__ = ["dataset_source"]
 
@@ -38,7 +39,7 @@ class _SourceSpec:
     storage_options: Mapping[str, Any] | None
     reader_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
-    def load(self) -> Dataset:
+    def load(self) -> Dataset | IterableDataset:
         try:
             return load_dataset(
                 self.path,
@@ -69,7 +70,7 @@ class _SourceLoader(dg.IOManager):
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         """Sources have no outputs to store."""
 
-    def load_input(self, context: dg.InputContext) -> Dataset:
+    def load_input(self, context: dg.InputContext) -> Dataset | IterableDataset:
         """Load the source's files (from the dataset cache when they did not change)."""
         return self._spec.load()
 

@@ -167,3 +167,46 @@ def test_an_s3_base_dir(
     assert isinstance(loaded, Dataset)
     assert loaded.fingerprint == fingerprint
     assert loaded["num_tokens"][:] == [2, 4]
+
+
+def test_streaming_assets_are_stored_and_read_back_as_streams(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    from dagster_ds.orchestration import dataset_asset, dataset_source
+    from dagster_ds.streaming import IterableDataset
+    from tests.orchestration._chain import record
+
+    docs = dataset_source("docs", "json", data_files=str(corpus), streaming=True)
+    seen: list[type] = []
+
+    @dataset_asset
+    def shouted(docs: IterableDataset) -> IterableDataset:
+        record("shouted")
+        seen.append(type(docs))
+        return docs.map(lambda example: {"text": example["text"].upper()})
+
+    @dataset_asset
+    def short(shouted: IterableDataset) -> IterableDataset:
+        record("short")
+        seen.append(type(shouted))
+        return shouted.filter(lambda example: len(example["text"]) < 15)
+
+    assets = [docs, shouted, short]
+    resources = {"io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage"))}
+    for _ in range(2):
+        assert dg.materialize(
+            assets, instance=instance, resources=resources, selection=assets
+        ).success
+    assert body_calls() == ["shouted", "short"]
+    assert seen == [IterableDataset, IterableDataset]
+    materialization = latest(instance, "short")
+    assert metadata_value(materialization, "dagster/row_count") == 2
+    assert metadata_value(materialization, "dagster_ds/cache") == "hit"
+    assert "| HELLO WORLD |" in metadata_value(materialization, "dagster_ds/preview")
+
+    loaded = dg.Definitions(assets=assets, resources=resources).load_asset_value(
+        "short", instance=instance
+    )
+    assert isinstance(loaded, IterableDataset)
+    assert loaded.fingerprint == data_version(instance, "short")
+    assert [row["text"] for row in loaded] == ["HELLO WORLD", "X"]
