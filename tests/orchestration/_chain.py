@@ -69,22 +69,6 @@ def build(
     return Chain(docs, cleaned, tokens, counts)
 
 
+# Environment variables naming the data and the storage of a test project.
 DATA_ENV = "DAGSTER_DS_TEST_DATA"
 STORAGE_ENV = "DAGSTER_DS_TEST_STORAGE"
-
-
-def chain_job() -> dg.JobDefinition:
-    """The chain as a job, rebuilt from the environment in each step process.
-
-    For `dagster.reconstructable` (the multiprocess executor): ``$DAGSTER_DS_TEST_DATA``
-    names the data files, ``$DAGSTER_DS_TEST_STORAGE`` the IO manager's base_dir.
-    """
-    from dagster_ds.orchestration import DatasetIOManager
-
-    chain = build(os.environ[DATA_ENV])
-    defs = dg.Definitions(
-        assets=chain.all,
-        jobs=[dg.define_asset_job("chain", selection=[asset.key for asset in chain.all])],
-        resources={"io_manager": DatasetIOManager(base_dir=os.environ[STORAGE_ENV])},
-    )
-    return defs.resolve_job_def("chain")

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,31 +19,6 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
-
-
-@pytest.fixture(scope="session")
-def _homes() -> Iterator[Path]:
-    """Where DAGSTER_HOMEs go: a memory file system when there is one (SQLite syncs every
-    event: on a disk a run takes seconds), with an initialised instance to copy."""
-    shm = Path("/dev/shm")
-    base = Path(
-        tempfile.mkdtemp(prefix="dagster-ds-tests-", dir=shm if os.access(shm, os.W_OK) else None)
-    )
-    template = base / "template"
-    template.mkdir()
-    with dg.instance_for_test(temp_dir=str(template)):
-        pass  # creates the SQLite schemas once
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
-
-
-@pytest.fixture
-def dagster_home(_homes: Path) -> Iterator[Path]:
-    """A fresh, persistent DAGSTER_HOME (SQLite storage, telemetry off)."""
-    home = Path(tempfile.mkdtemp(dir=_homes, prefix="home-"))
-    shutil.copytree(_homes / "template", home, dirs_exist_ok=True)
-    yield home
-    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -13,42 +12,13 @@ import pyarrow as pa
 import pytest
 
 from dagster_ds import Dataset
-from dagster_ds.cache import CacheStore
 from dagster_ds.errors import DatasetNotStoredError
 from dagster_ds.orchestration import DatasetIOManager
 from dagster_ds.orchestration.io_manager import DatasetStore
-from tests.orchestration._chain import DATA_ENV, STORAGE_ENV, build, chain_job
+from tests.orchestration._chain import build
 from tests.orchestration.conftest import data_version, latest, metadata_value
 
 CHAIN = ["cleaned", "tokens", "counts"]
-
-
-def test_the_multiprocess_executor_shares_storage_and_cache_between_processes(
-    tmp_path: Path,
-    instance: dg.DagsterInstance,
-    corpus: Path,
-    body_calls: Callable[[], list[str]],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    storage = tmp_path / "storage"
-    monkeypatch.setenv(DATA_ENV, str(corpus))
-    monkeypatch.setenv(STORAGE_ENV, str(storage))
-    job = dg.reconstructable(chain_job)
-    # Step processes fork from a server that imported the pipeline once (fast), not spawned.
-    start = {"forkserver": {"preload_modules": ["tests.orchestration._chain"]}}
-    config = {"execution": {"config": {"multiprocess": {"start_method": start}}}}
-    first = dg.execute_job(job, instance=instance, run_config=config)
-    assert first.success
-    steps = {event.pid for event in first.all_events if event.event_type_value == "STEP_START"}
-    assert len(steps) == 4  # the source's observation and three steps, each in its own process
-    assert os.getpid() not in steps
-    assert sorted(body_calls()) == sorted(CHAIN)
-    # The transforms' own results went to the shared dataset cache...
-    assert CacheStore().ls()
-    # ...and each asset's result to the shared storage, read back by the next step's process.
-    for key in CHAIN:
-        assert (storage / key / data_version(instance, key) / "state.json").is_file()
-    # (The example's test runs it twice with this executor: everything skipped the second time.)
 
 
 def _save(args: tuple[str, str]) -> bool:
