@@ -41,6 +41,16 @@ class DatasetAssetSpec:
     translator: DatasetTranslator
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """What the step produced: the output value, its description, how, and the Hub push."""
+
+    value: Any
+    described: Mapping[str, Any]
+    cache: str
+    hub: Mapping[str, Any]
+
+
 def execute(
     spec: DatasetAssetSpec,
     context: dg.AssetExecutionContext,
@@ -49,55 +59,90 @@ def execute(
 ) -> Iterator[dg.Output[Any]]:
     """Run one dataset asset: skip its function when its fingerprint is already stored."""
     started = time.perf_counter()
-    key = context.asset_key
-    name = key.to_user_string()
+    name = context.asset_key.to_user_string()
     parents = {param: _require_dataset(name, param, inputs[param]).fingerprint for param in inputs}
     config_values = config.model_dump() if config is not None else None
     fingerprint = asset_fingerprint(spec.code_version, parents, config_values)
     store = _store(context, spec.io_manager_key)
-
-    dataset: Dataset | IterableDataset | None = None
-    if spec.code_version is not None and store is not None and store.contains(key, fingerprint):
-        value: Any = StoredDataset(fingerprint)
-        described = _earlier_description(context.instance, key, fingerprint)
-        if described is None or spec.push_to_hub is not None:
-            dataset = store.load(key, fingerprint)
-            described = described or spec.translator.get_metadata(dataset)
-        cache = "hit"
-        context.log.info(
-            f"Skipped {name}: fingerprint {fingerprint} is unchanged (same transform hash"
-            f" {spec.code_version} and parent fingerprints {parents}) and already stored, so"
-            " the transform did not run."
-        )
+    if (
+        spec.code_version is not None
+        and store is not None
+        and store.contains(context.asset_key, fingerprint)
+    ):
+        outcome = _reuse(spec, context, store, fingerprint, parents)
     else:
-        call: dict[str, Any] = dict(inputs)
-        if spec.takes_context:
-            call["context"] = context
-        if spec.config_type is not None:
-            call["config"] = config
-        result = _relabel(_require_output(name, result_of(spec, call)), fingerprint, parents, name)
-        if isinstance(result, IterableDataset) and store is not None:
-            # A stream is stored now, in bounded memory, so that its row count, schema and
-            # preview can be read back from storage.
-            store.save(key, result)
-            value, dataset = StoredDataset(fingerprint), store.load(key, fingerprint)
-        else:
-            value = dataset = result
-        described = spec.translator.get_metadata(dataset)
-        cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
-        context.log.info(f"Ran {name}: new fingerprint {fingerprint}.")
-
+        outcome = _run(spec, context, store, dict(inputs), config, fingerprint, parents)
     metadata: dict[str, Any] = {
-        **described,
         Key.FINGERPRINT.value: fingerprint,
+        Key.CACHE.value: outcome.cache,
         Key.PARENT_FINGERPRINTS.value: dg.MetadataValue.json(parents),
         Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
-        Key.CACHE.value: cache,
+        **outcome.described,
+        **outcome.hub,
+        Key.DURATION.value: dg.MetadataValue.float(time.perf_counter() - started),
     }
-    if spec.push_to_hub is not None and dataset is not None:
-        metadata.update(_push(spec, context, dataset))
-    metadata[Key.DURATION.value] = dg.MetadataValue.float(time.perf_counter() - started)
-    yield _output(value, fingerprint, metadata)
+    yield _output(outcome.value, fingerprint, metadata)
+
+
+def _reuse(
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    store: DatasetStore,
+    fingerprint: str,
+    parents: Mapping[str, str],
+) -> _Outcome:
+    """The stored dataset stands: describe it as before, without running or loading it."""
+    key = context.asset_key
+    earlier = _earlier_metadata(context.instance, key, fingerprint)
+    described = (
+        {k: v for k, v in earlier.items() if k not in RUN_SPECIFIC_KEYS} if earlier else None
+    )
+    hub = _pushed_before(spec, context, earlier) if spec.push_to_hub is not None else {}
+    if described is None or (spec.push_to_hub is not None and not hub):
+        dataset = store.load(key, fingerprint)
+        described = described or spec.translator.get_metadata(dataset)
+        if spec.push_to_hub is not None and not hub:
+            hub = _push(spec, context, dataset)
+    size = earlier.get(Key.SIZE.value) if earlier else None
+    context.log.info(
+        f"Skipped {key.to_user_string()}: fingerprint {fingerprint} is unchanged (same transform"
+        f" hash {spec.code_version} and parent fingerprints {dict(parents)}) and already stored"
+        f" at {store.path_for(key, fingerprint)}, so the transform did not run and nothing was"
+        " written."
+    )
+    stored_size = size.value if size is not None and isinstance(size.value, int) else None
+    return _Outcome(StoredDataset(fingerprint, stored_size), described, "hit", hub)
+
+
+def _run(
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    store: DatasetStore | None,
+    call: dict[str, Any],
+    config: Any,
+    fingerprint: str,
+    parents: Mapping[str, str],
+) -> _Outcome:
+    """Run the function; its result, under the asset's fingerprint."""
+    key = context.asset_key
+    name = key.to_user_string()
+    if spec.takes_context:
+        call["context"] = context
+    if spec.config_type is not None:
+        call["config"] = config
+    result = _relabel(_require_output(name, result_of(spec, call)), fingerprint, parents, name)
+    value: Any = result
+    dataset: Dataset | IterableDataset = result
+    if isinstance(result, IterableDataset) and store is not None:
+        # A stream is stored now, in bounded memory, so that its row count, schema and
+        # preview can be read back from storage.
+        store.save(key, result)
+        value, dataset = StoredDataset(fingerprint), store.load(key, fingerprint)
+    described = spec.translator.get_metadata(dataset)
+    hub = _push(spec, context, dataset) if spec.push_to_hub is not None else {}
+    cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
+    context.log.info(f"Ran {name}: new fingerprint {fingerprint}.")
+    return _Outcome(value, described, cache, hub)
 
 
 def result_of(spec: DatasetAssetSpec, call: Mapping[str, Any]) -> Any:
@@ -119,10 +164,10 @@ def _store(context: dg.AssetExecutionContext, io_manager_key: str) -> DatasetSto
     return store if isinstance(store, DatasetStore) else None
 
 
-def _earlier_description(
+def _earlier_metadata(
     instance: dg.DagsterInstance, key: dg.AssetKey, fingerprint: str
-) -> dict[str, Any] | None:
-    """The data-describing metadata of the latest materialization, if it has this fingerprint."""
+) -> Mapping[str, Any] | None:
+    """The metadata of the latest materialization, if it has this fingerprint."""
     event = instance.get_latest_materialization_event(key)
     materialization = event.asset_materialization if event is not None else None
     if (
@@ -130,7 +175,7 @@ def _earlier_description(
         or (materialization.tags or {}).get("dagster/data_version") != fingerprint
     ):
         return None
-    return {k: v for k, v in materialization.metadata.items() if k not in RUN_SPECIFIC_KEYS}
+    return materialization.metadata
 
 
 def _require_dataset(asset: str, parameter: str, value: Any) -> Dataset | IterableDataset:
@@ -180,11 +225,7 @@ def _relabel(
     )
 
 
-def _push(
-    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, dataset: Dataset | IterableDataset
-) -> dict[str, Any]:
-    """Push through the HubResource; the metadata that records where it went."""
-    assert spec.push_to_hub is not None
+def _hub(spec: DatasetAssetSpec, context: dg.AssetExecutionContext) -> HubResource:
     hub = getattr(context.resources, spec.hub_resource_key, None)
     if not isinstance(hub, HubResource):
         raise DatasetAssetDefinitionError(
@@ -192,11 +233,46 @@ def _push(
             f" {spec.hub_resource_key!r} is a {type(hub).__name__}, not a HubResource. Add"
             f" resources={{{spec.hub_resource_key!r}: HubResource(...)}} to your Definitions."
         )
+    return hub
+
+
+def _target(spec: DatasetAssetSpec, hub: HubResource) -> str:
+    assert spec.push_to_hub is not None
+    return f"{spec.push_to_hub.describe()} on {hub.identity}"
+
+
+def _pushed_before(
+    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, earlier: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The earlier push of this very fingerprint to the same target, if recorded (no request)."""
+    hub = _hub(spec, context)
+    if earlier is None or hub.check_hub_when_unchanged:
+        return {}
+    target = earlier.get(Key.HUB_TARGET.value)
+    if target is None or target.value != _target(spec, hub):
+        return {}
+    if Key.HUB_COMMIT.value not in earlier or Key.HUB_URL.value not in earlier:
+        return {}
+    return {
+        Key.HUB_PUSH.value: "skipped (unchanged)",
+        Key.HUB_TARGET.value: target,
+        Key.HUB_URL.value: earlier[Key.HUB_URL.value],
+        Key.HUB_COMMIT.value: earlier[Key.HUB_COMMIT.value],
+    }
+
+
+def _push(
+    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, dataset: Dataset | IterableDataset
+) -> dict[str, Any]:
+    """Push through the HubResource; the metadata that records where it went."""
+    assert spec.push_to_hub is not None
+    hub = _hub(spec, context)
     result = hub.push(dataset, spec.push_to_hub)
     status = "skipped (unchanged)" if result.skipped else "pushed"
     context.log.info(f"Hub push {status}: {result.commit_url}")
     return {
         Key.HUB_PUSH.value: status,
+        Key.HUB_TARGET.value: _target(spec, hub),
         Key.HUB_URL.value: dg.MetadataValue.url(result.commit_url),
         Key.HUB_COMMIT.value: result.commit_oid,
     }

@@ -62,6 +62,7 @@ class StoredDataset:
     """What a skipped dataset asset outputs: a fingerprint the storage already holds."""
 
     fingerprint: str
+    size: int | None = None
 
 
 class DatasetIOManager(dg.ConfigurableIOManagerFactory):
@@ -180,8 +181,9 @@ class DatasetStore(dg.UPathIOManager):
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         """Store a dataset under its fingerprint (once), or accept a skipped asset's marker."""
         key = _asset_key(context)
+        size: int | None = None
         if isinstance(obj, StoredDataset):
-            fingerprint, written = obj.fingerprint, False
+            fingerprint, written, size = obj.fingerprint, False, obj.size
         elif isinstance(obj, Dataset | IterableDataset):
             fingerprint = obj.fingerprint
             written = self.save(key, obj)
@@ -194,13 +196,15 @@ class DatasetStore(dg.UPathIOManager):
         path = self.path_for(key, fingerprint)
         if written:
             context.log.info(f"Stored {key.to_user_string()} ({fingerprint}) at {path}")
-        else:
+        elif not isinstance(obj, StoredDataset):  # (a skipped asset has said so already)
             context.log.info(
                 f"{key.to_user_string()} ({fingerprint}) already at {path}: not rewritten"
             )
         metadata: dict[str, Any] = {
             DatasetMetadataKey.PATH.value: dg.MetadataValue.path(str(path)),
-            DatasetMetadataKey.SIZE.value: dg.MetadataValue.int(self.size_of(key, fingerprint)),
+            DatasetMetadataKey.SIZE.value: dg.MetadataValue.int(
+                size if size is not None else self.size_of(key, fingerprint)
+            ),
         }
         if DatasetMetadataKey.FINGERPRINT.value not in (context.output_metadata or {}):
             metadata[DatasetMetadataKey.FINGERPRINT.value] = fingerprint
@@ -216,7 +220,6 @@ class DatasetStore(dg.UPathIOManager):
                 " Dagster instance, so there is no dataset to load. Materialize it first (select"
                 " it together with its downstream assets)."
             )
-        context.log.debug(f"Loading {key.to_user_string()} ({fingerprint})")
         return self.load_as_stored(key, fingerprint)
 
 

@@ -42,6 +42,7 @@ class DatasetMetadataKey(StrEnum):
     HUB_URL = "dagster_ds/hub_url"
     HUB_COMMIT = "dagster_ds/hub_commit"
     HUB_PUSH = "dagster_ds/hub_push"
+    HUB_TARGET = "dagster_ds/hub_target"
 
 
 # Keys that describe one run, not the data: never copied from an earlier materialization.
@@ -57,6 +58,7 @@ RUN_SPECIFIC_KEYS = frozenset(
         DatasetMetadataKey.HUB_URL.value,
         DatasetMetadataKey.HUB_COMMIT.value,
         DatasetMetadataKey.HUB_PUSH.value,
+        DatasetMetadataKey.HUB_TARGET.value,
     }
 )
 

@@ -68,6 +68,10 @@ class HubTarget:
                 " letters, digits, '-', '_' and '.'."
             )
 
+    def describe(self) -> str:
+        """``repo_id:config/split@revision``, as recorded on materializations."""
+        return f"{self.repo_id}:{self.config_name}/{self.split or '*'}@{self.revision or 'main'}"
+
     @classmethod
     def coerce(cls, value: HubTarget | str) -> HubTarget:
         """A `HubTarget` from itself or from a repo id string."""
@@ -97,8 +101,13 @@ class HubResource(dg.ConfigurableResource):
     local_data_dir: str | None = Field(
         default=None, description="Data folder of the embedded local Hub."
     )
+    check_hub_when_unchanged: bool = Field(
+        default=False,
+        description="Ask the Hub even when an unchanged asset already recorded its push.",
+    )
 
     _server: LocalHubServer | None = PrivateAttr(default=None)
+    _data_dir: str | None = PrivateAttr(default=None)
     _lock_dir: str | None = PrivateAttr(default=None)
 
     @classmethod
@@ -125,36 +134,46 @@ class HubResource(dg.ConfigurableResource):
 
     @property
     def url(self) -> str:
-        """The Hub's base URL (the embedded server's once it runs)."""
-        if self._server is not None:
-            return self._server.endpoint
+        """The Hub's base URL; for the embedded Hub, its server is started on first use."""
         if self.endpoint is not None:
             return self.endpoint.rstrip("/")
         if self.token is not None:
             return HUB_ENDPOINT
-        raise DatasetAssetDefinitionError(
-            "HubResource has no endpoint outside a run: the embedded local Hub starts with the"
-            " run's step. Configure endpoint= or token=, or use it inside an asset."
-        )
+        return self._embedded().endpoint
+
+    @property
+    def identity(self) -> str:
+        """Which Hub this is, stable across runs (the embedded one's port is not)."""
+        if self.is_embedded:
+            return f"embedded local Hub in {self._data_dir or self.local_data_dir}"
+        return self.url
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Generator[HubResource]:
-        """Start the embedded Hub for the step when needed, and always stop it."""
-        if not self.is_embedded:
+        """Prepare the step's Hub; an embedded server started by a push is always stopped."""
+        if self.is_embedded:
+            self._data_dir = self.local_data_dir or _default_data_dir(context)
+            self._lock_dir = self._data_dir.rstrip("/") + ".push-locks"  # not inside the store
+        else:
             self._lock_dir = os.path.join(tempfile.gettempdir(), "dagster-ds-push-locks")
-            yield self
-            return
-        disable_xet_and_telemetry()
-        data_dir = self.local_data_dir or _default_data_dir(context)
-        os.makedirs(data_dir, exist_ok=True)
-        server = LocalHubServer(data_dir)
-        server.start()
-        self._server, self._lock_dir = server, os.path.join(data_dir, ".push-locks")
         try:
             yield self
         finally:
-            self._server = None
-            server.stop()
+            server, self._server = self._server, None
+            if server is not None:
+                server.stop()
+
+    def _embedded(self) -> LocalHubServer:
+        if self._server is None:
+            if self._data_dir is None:
+                raise DatasetAssetDefinitionError(
+                    "The embedded local Hub runs inside a run's step only: use this HubResource"
+                    " from an asset, or configure endpoint= or token=."
+                )
+            disable_xet_and_telemetry()
+            os.makedirs(self._data_dir, exist_ok=True)
+            self._server = LocalHubServer(self._data_dir).start()
+        return self._server
 
     def client_token(self) -> str | None:
         """The token to give ``huggingface_hub`` (a placeholder for the embedded Hub)."""
