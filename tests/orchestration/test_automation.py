@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import dagster as dg
 
 from dagster_ds.orchestration import (
     DatasetIOManager,
+    dataset_source,
     fingerprint_changed,
     fingerprint_refresh_schedule,
 )
@@ -136,3 +138,27 @@ def test_the_refresh_schedule_observes_sources_and_materializes_the_selection(
     assert observed == [dg.AssetKey("docs")]
     assert body_calls() == list(CHAIN)
     assert metadata_value(latest(instance, "counts"), "dagster_ds/cache") == "hit"
+
+
+def test_a_source_with_a_cron_condition_is_observed_on_each_tick(
+    instance: dg.DagsterInstance, corpus: Path
+) -> None:
+    source = dataset_source(
+        "docs",
+        "json",
+        data_files=str(corpus),
+        automation_condition=dg.AutomationCondition.cron_tick_passed("*/15 * * * *"),
+    )
+    cursor: Any = None
+    requested = []
+    for minute in (1, 6, 16, 21, 31):
+        result = dg.evaluate_automation_conditions(
+            defs=dg.Definitions(assets=[source]),
+            instance=instance,
+            asset_selection=dg.AssetSelection.assets(source.key),
+            evaluation_time=datetime.datetime(2026, 1, 1, 0, minute),
+            cursor=cursor,
+        )
+        cursor = result.cursor
+        requested.append(result.total_requested)
+    assert requested == [0, 0, 1, 0, 1]  # 00:15 and 00:30
