@@ -10,6 +10,10 @@ import pyarrow as pa
 
 from dagster_ds.streaming._format import Formatter
 
+# Examples turned into Python objects at a time by per-example map and filter: small
+# enough to bound memory with large rows, large enough to amortise Arrow conversions.
+EXAMPLES_PER_CALL = 1000
+
 
 @dataclass(frozen=True)
 class FunctionCall:

@@ -327,8 +327,15 @@ class IterableDataset(RowOperators, ColumnOperators):
             InvalidStateError: The state is malformed or comes from another pipeline.
 
         Example:
+            >>> import json
+            >>> ds = IterableDataset.from_dict({"a": [0, 1, 2]})
+            >>> iterator = iter(ds)
+            >>> next(iterator)
+            {'a': 0}
+            >>> saved = json.dumps(ds.state_dict())
             >>> ds.load_state_dict(json.loads(saved))
-            >>> next(iter(ds))  # the example after the checkpoint
+            >>> list(ds)
+            [{'a': 1}, {'a': 2}]
         """
         state = check_state(state_dict)
         check_pipeline(state, self._prepared(None, state["epoch"]).describe())
@@ -356,7 +363,9 @@ class IterableDataset(RowOperators, ColumnOperators):
     ) -> int:
         """Write the stream to Parquet, batch by batch: memory stays bounded by a row group.
 
-        Unlike the anchor (which loads everything first), any stream can be exported.
+        Unlike the anchor (which loads everything first), any stream can be exported:
+        a row group is written once 32 MiB of rows are pending (``max_row_group_bytes``
+        and ``row_group_size`` change that).
         With ``num_shards``, one file per contiguous group of shards, named by
         formatting ``path_or_buf`` with ``index`` and ``num_shards``. The write is
         atomic: a failed export leaves no file.
@@ -373,8 +382,13 @@ class IterableDataset(RowOperators, ColumnOperators):
             The number of bytes written.
 
         Example:
-            >>> ds.to_parquet("out/train-{index:05d}-of-{num_shards:05d}.parquet", num_shards=4)
-            1048576
+            >>> import os, tempfile
+            >>> folder = tempfile.mkdtemp()
+            >>> ds = IterableDataset.from_dict({"a": list(range(100))}, num_shards=4)
+            >>> pattern = folder + "/train-{index:05d}-of-{num_shards:05d}.parquet"
+            >>> _ = ds.to_parquet(pattern, num_shards=2)
+            >>> sorted(os.listdir(folder))
+            ['train-00000-of-00002.parquet', 'train-00001-of-00002.parquet']
         """
         from dagster_ds.streaming._exports import export
 
@@ -401,7 +415,8 @@ class IterableDataset(RowOperators, ColumnOperators):
         ``to_csv_kwargs`` are `CsvWriter` options: ``delimiter``, ``header``, ``index``.
 
         Example:
-            >>> IterableDataset.from_dict({"a": [1, 2]}).to_csv("out.csv")
+            >>> import tempfile
+            >>> IterableDataset.from_dict({"a": [1, 2]}).to_csv(tempfile.mkdtemp() + "/out.csv")
             6
         """
         from dagster_ds.streaming._exports import export
@@ -429,7 +444,8 @@ class IterableDataset(RowOperators, ColumnOperators):
         See `to_parquet`; a ``.gz``/``.zst``/``.bz2``/``.xz`` suffix compresses.
 
         Example:
-            >>> IterableDataset.from_dict({"a": [1, 2]}).to_json("out.jsonl")
+            >>> import tempfile
+            >>> IterableDataset.from_dict({"a": [1, 2]}).to_json(tempfile.mkdtemp() + "/a.jsonl")
             16
         """
         from dagster_ds.streaming._exports import export

@@ -45,6 +45,12 @@ def example_outputs(results: Sequence[Any], first_index: int) -> pa.RecordBatch 
         return None
     keys: list[str] | None = None
     for position, result in enumerate(results):
+        if result is None:
+            raise TransformOutputError(
+                f"map returned None for example {first_index + position} but a dict for other "
+                "examples of the same batch; return a dict for every example (None, meaning no "
+                "update, only works for all of them)."
+            )
         if not isinstance(result, Mapping):
             raise TransformOutputError(
                 f"map returned {type(result).__name__} ({_preview(result)}) for example "

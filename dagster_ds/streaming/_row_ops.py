@@ -291,9 +291,12 @@ class RowOperators(StreamBase):
         """Split the shards further where the sources allow: Parquet files per row group.
 
         Example:
-            >>> ds = load_dataset("parquet", data_files="big.parquet", streaming=True)["train"]
+            >>> import tempfile, pyarrow.parquet as pq
+            >>> path = tempfile.mkdtemp() + "/t.parquet"
+            >>> pq.write_table(pa.table({"a": list(range(100))}), path, row_group_size=25)
+            >>> ds = load_dataset("parquet", data_files=path, split="train", streaming=True)
             >>> ds.num_shards, ds.reshard().num_shards
-            (1, 12)
+            (1, 4)
         """
         return self._derive(self._node.reshard(), "reshard", {})
 
