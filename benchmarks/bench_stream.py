@@ -34,6 +34,8 @@ from dagster_ds import load_dataset
 ROWS = 1_000_000
 BATCH = 1000
 
+_Case = tuple[str, Callable[[Any], Iterable[Any]], Callable[[], Iterable[Any]] | None]
+
 datasets.config.SLEEP_TIME_ON_THREADS_SHUTDOWN = 0  # pyright: ignore[reportAttributeAccessIssue]
 
 
@@ -82,8 +84,7 @@ def main() -> None:
     ours = load_dataset("parquet", data_files=path, split="train", streaming=True)
     theirs = datasets.load_dataset("parquet", data_files=path, split="train", streaming=True)
 
-    Case = tuple[str, Callable[[Any], Iterable[Any]], Callable[[], Iterable[Any]] | None]
-    cases: list[Case] = [
+    cases: list[_Case] = [
         ("per example", lambda ds: ds, lambda: _raw_rows(path)),
         (
             f"iter(batch_size={BATCH}), python",

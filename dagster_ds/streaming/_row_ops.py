@@ -291,7 +291,7 @@ class RowOperators(StreamBase):
         """Split the shards further where the sources allow: Parquet files per row group.
 
         Example:
-            >>> import tempfile, pyarrow.parquet as pq
+            >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
             >>> path = tempfile.mkdtemp() + "/t.parquet"
             >>> pq.write_table(pa.table({"a": list(range(100))}), path, row_group_size=25)
             >>> ds = load_dataset("parquet", data_files=path, split="train", streaming=True)
