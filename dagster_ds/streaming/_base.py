@@ -105,6 +105,9 @@ class StreamBase:
     def features(self) -> Features | None:
         """The column types, or None when unknown without running a function (after `map`).
 
+        Parquet sources give them from the file footer; other files from the first
+        batch of the first file (read once, when first asked).
+
         Example:
             >>> IterableDataset.from_dict({"a": [1]}).features
             {'a': Value('int64')}

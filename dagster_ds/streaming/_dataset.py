@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
-from dagster_ds.fingerprint import update_fingerprint
+from dagster_ds.fingerprint import generate_random_fingerprint, update_fingerprint
 from dagster_ds.streaming._column_ops import ColumnOperators
 from dagster_ds.streaming._columns import check_columns
 from dagster_ds.streaming._cursor import Cursor, start_position
@@ -65,9 +65,13 @@ class IterableDataset(RowOperators, ColumnOperators):
         split: str | None = None,
         fingerprint: str | Callable[[], str] | None = None,
     ) -> None:
-        """Wrap a pipeline; build datasets with `load_dataset` or the ``from_*`` methods."""
+        """Wrap a pipeline; build datasets with `load_dataset` or the ``from_*`` methods.
+
+        Without ``fingerprint``, a random one is drawn: nothing is known about the
+        nodes' data, so the result must never match a cached one.
+        """
         if fingerprint is None or isinstance(fingerprint, str):
-            fixed = fingerprint or update_fingerprint(_ROOT, "iterable", {"node": node.describe()})
+            fixed = fingerprint or generate_random_fingerprint()
 
             def of() -> str:
                 return fixed
@@ -322,6 +326,10 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Resume the next iterations (of the state's epoch) where `state_dict` was taken.
+
+        Iterations in another epoch start from the beginning, as in the anchor. Inside
+        torch ``DataLoader`` workers (each of which reads other shards) the state is
+        not used.
 
         Raises:
             InvalidStateError: The state is malformed or comes from another pipeline.

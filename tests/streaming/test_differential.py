@@ -275,3 +275,18 @@ def test_deliberate_difference_map_outputs_need_the_same_keys(
     assert len(list(theirs.map(ragged).take(4))) == 4
     with pytest.raises(TransformOutputError, match="same keys"):
         list(ours.map(ragged).take(4))
+
+
+def test_deliberate_difference_shuffle_buffer_algorithm(anchor: ModuleType) -> None:
+    """We replace one buffered row per new row (the documented algorithm); the anchor 5.x
+    shuffles a full buffer and yields half of it at once."""
+    data = {"a": list(range(1000))}
+    ours = [r["a"] for r in IterableDataset.from_dict(data).shuffle(seed=0, buffer_size=100)]
+    theirs_ds = anchor.Dataset.from_dict(data).to_iterable_dataset()
+    theirs = [r["a"] for r in theirs_ds.shuffle(seed=0, buffer_size=100)]
+    assert sorted(ours) == sorted(theirs) == list(range(1000))
+    # Ours: the k-th example is one of the first 100 + k rows, and new rows come out early.
+    assert all(value < 100 + k for k, value in enumerate(ours[:900]))
+    assert max(ours[:50]) >= 100
+    # The anchor: the first 50 examples are half of the first full buffer.
+    assert max(theirs[:50]) < 100
