@@ -341,3 +341,10 @@ def test_streaming_fingerprint_equals_the_loaded_datasets(tmp_path: Any) -> None
 def test_map_mixing_none_and_dicts_says_so() -> None:
     with pytest.raises(TransformOutputError, match="None for example 0 but a dict"):
         list(numbers(3).map(lambda x: {"c": 1} if x["a"] else None))
+
+
+def test_cast_names_missing_and_extra_columns_at_once() -> None:
+    from dagster_ds.errors import ColumnMismatchError
+
+    with pytest.raises(ColumnMismatchError, match=r"missing \['c'\].*extra \['b'\]"):
+        numbers(3).cast(Features({"a": Value("int32"), "c": Value("string")}))
