@@ -374,8 +374,9 @@ class IterableDataset(RowOperators, ColumnOperators):
         Unlike the anchor (which loads everything first), any stream can be exported:
         a row group is written once 32 MiB of rows are pending (``max_row_group_bytes``
         and ``row_group_size`` change that).
-        With ``num_shards``, one file per contiguous group of shards, named by
-        formatting ``path_or_buf`` with ``index`` and ``num_shards``. The write is
+        With ``num_shards``, one file per contiguous group of shards (one per shard
+        with ``num_shards=ds.num_shards``), named by formatting ``path_or_buf`` with
+        ``index`` and ``num_shards``. The write is
         atomic: a failed export leaves no file.
 
         Args:

@@ -70,3 +70,19 @@ def test_generator_sources_split_across_workers() -> None:
 
     ds = IterableDataset.from_generator(rows, gen_kwargs={"shards": list(range(5))})
     assert sorted(_ids(DataLoader(ds, num_workers=2, batch_size=None))) == list(range(50))
+
+
+def test_persistent_workers_see_each_new_epoch() -> None:
+    ds = numbers(60, num_shards=4).shuffle(seed=1, buffer_size=5)
+    loader = DataLoader(ds, num_workers=2, batch_size=None, persistent_workers=True)
+    orders = []
+    for epoch in range(3):
+        ds.set_epoch(epoch)
+        ids = _ids(loader)
+        assert sorted(ids) == list(range(60))
+        orders.append(ids)
+    assert len({tuple(order) for order in orders}) == 3
+    fresh = numbers(60, num_shards=4).shuffle(seed=1, buffer_size=5)
+    fresh.set_epoch(2)
+    assert sorted(_ids(DataLoader(fresh, num_workers=2, batch_size=None))) == sorted(orders[2])
+    assert _ids(DataLoader(fresh, num_workers=2, batch_size=None)) == orders[2]
