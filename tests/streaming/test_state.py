@@ -333,3 +333,25 @@ def test_checkpoint_in_the_middle_of_a_source_batch() -> None:
     assert state["position"]["skip"] > 0
     dataset.load_state_dict(state)
     assert [row["a"] for row in dataset] == list(range(1234, 3000))
+
+
+def test_states_pointing_outside_the_pipeline_are_refused() -> None:
+    dataset = numbers(30, num_shards=3)
+    iterator = iter(dataset)
+    for _ in range(12):
+        next(iterator)
+    state = dataset.state_dict()
+    state["position"]["state"]["shard"] = 7
+    dataset.load_state_dict(state)
+    with pytest.raises(InvalidStateError, match="shard 7, but this source has 3"):
+        list(dataset)
+
+    mixed = interleave_datasets([numbers(2000), numbers(2000)])
+    iterator = iter(mixed)
+    for _ in range(1500):
+        next(iterator)
+    state = mixed.state_dict()
+    state["position"]["state"]["exhausted"].append(False)
+    mixed.load_state_dict(state)
+    with pytest.raises(InvalidStateError, match="3 entries for 2 datasets"):
+        list(mixed)
