@@ -5,7 +5,7 @@ Example:
     >>> a = IterableDataset.from_dict({"x": [0, 1, 2]})
     >>> b = IterableDataset.from_dict({"x": [10, 11, 12]})
     >>> [row["x"] for row in interleave_datasets([a, b])]
-    [0, 10, 1, 11, 2, 12]
+    [0, 10, 1, 11, 2]
 """
 
 from __future__ import annotations
@@ -23,17 +23,18 @@ from dagster_ds.streaming import IterableDataset
 from dagster_ds.streaming._arrow import unify_schemas
 from dagster_ds.streaming._concat import HorizontalConcat, VerticalConcat
 from dagster_ds.streaming._format import Formatter
-from dagster_ds.streaming._interleave import STRATEGIES, InterleaveNode
+from dagster_ds.streaming._interleave import STRATEGIES as _STRATEGIES
+from dagster_ds.streaming._interleave import InterleaveNode
 from dagster_ds.streaming._rng import random_seed
 
 __all__ = ["concatenate_datasets", "interleave_datasets"]
 
-DatasetType = TypeVar("DatasetType", Dataset, IterableDataset)
+_DatasetT = TypeVar("_DatasetT", Dataset, IterableDataset)
 
 
 def concatenate_datasets(
-    dsets: Sequence[DatasetType], split: str | None = None, axis: int = 0
-) -> DatasetType:
+    dsets: Sequence[_DatasetT], split: str | None = None, axis: int = 0
+) -> _DatasetT:
     """Concatenate datasets one after the other (``axis=0``) or side by side (``axis=1``).
 
     All the datasets are map-style `Dataset` objects (the result is one, cached), or
@@ -92,12 +93,12 @@ def concatenate_datasets(
 
 
 def interleave_datasets(
-    datasets: Sequence[DatasetType],
+    datasets: Sequence[_DatasetT],
     probabilities: Sequence[float] | None = None,
     seed: int | None = None,
     split: str | None = None,
     stopping_strategy: str = "first_exhausted",
-) -> DatasetType:
+) -> _DatasetT:
     """Interleave datasets: one example from each in turn, or from one drawn at random.
 
     Without ``probabilities`` the datasets take turns; with them, each example comes
@@ -130,10 +131,10 @@ def interleave_datasets(
         >>> [r["x"] for r in interleave_datasets([a, b], stopping_strategy="all_exhausted")]
         [0, 10, 1, 11, 0, 12]
     """
-    if stopping_strategy not in STRATEGIES:
+    if stopping_strategy not in _STRATEGIES:
         raise InvalidArgumentError(
             f"interleave_datasets: unknown stopping_strategy {stopping_strategy!r}; use one "
-            f"of {', '.join(STRATEGIES)}."
+            f"of {', '.join(_STRATEGIES)}."
         )
     if probabilities is not None and (
         len(probabilities) != len(datasets)

@@ -6,6 +6,14 @@ streaming=True)``, `map`, `filter`, `shuffle`, `take`, `skip`, `shard`,
 made only for the examples a user iterates. `IterableDataset.state_dict` resumes
 exactly, at any example, shuffle buffers included.
 
+Deliberate differences from the anchor (each has a test in tests/streaming):
+resumes are exact, shuffle buffers included; exports run in bounded memory;
+`set_epoch` only reorders shuffled pipelines; `interleave_datasets` with
+probabilities draws with Python's generator (another sequence than numpy's for a
+seed); the shuffle buffer follows the documented replace-one-at-random algorithm
+(the anchor 5.x flushes half its buffer at a time); per-example `map` outputs must
+share their keys (they become one Arrow batch).
+
 Example:
     >>> from dagster_ds.streaming import IterableDataset
     >>> ds = IterableDataset.from_dict({"a": list(range(10))}).shuffle(seed=0, buffer_size=4)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import update_fingerprint
 from dagster_ds.streaming._format import Formatter
+from dagster_ds.streaming._iteration import EpochCell
 from dagster_ds.streaming._node import Node
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class StreamBase:
     _split: str | None
     _fingerprint_of: Callable[[], str]
     _fingerprint_value: str | None
-    _epoch: int
+    _epoch_cell: EpochCell
     _starting_state: dict[str, Any] | None
     _live: Progress | None
 
@@ -50,9 +51,17 @@ class StreamBase:
         self._split = split
         self._fingerprint_of = fingerprint
         self._fingerprint_value = None
-        self._epoch = 0
+        self._epoch_cell = EpochCell()
         self._starting_state = None
         self._live = None
+
+    @property
+    def _epoch(self) -> int:
+        return self._epoch_cell.get()
+
+    @_epoch.setter
+    def _epoch(self, epoch: int) -> None:
+        self._epoch_cell.set(epoch)
 
     @property
     def _fingerprint(self) -> str:
@@ -104,6 +113,9 @@ class StreamBase:
     @property
     def features(self) -> Features | None:
         """The column types, or None when unknown without running a function (after `map`).
+
+        Parquet sources give them from the file footer; other files from the first
+        batch of the first file (read once, when first asked).
 
         Example:
             >>> IterableDataset.from_dict({"a": [1]}).features

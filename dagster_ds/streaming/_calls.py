@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,6 +10,10 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.streaming._format import Formatter
+
+# Examples turned into Python objects at a time by per-example map and filter: small
+# enough to bound memory with large rows, large enough to amortise Arrow conversions.
+EXAMPLES_PER_CALL = 1000
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,8 @@ class FunctionCall:
         rows = self.formatter.rows(batch)
         function, kwargs, columns = self.function, self.fn_kwargs, self.input_columns
         if columns is None and not self.with_indices:
+            if not kwargs:
+                return rows, list(map(function, rows))
             return rows, [function(row, **kwargs) for row in rows]
         results: list[Any] = []
         for offset, row in enumerate(rows):
@@ -47,4 +54,4 @@ class FunctionCall:
 
 def returned_input(inputs: Sequence[Any], results: Sequence[Any]) -> bool:
     """Whether the function returned (possibly changed) input objects rather than new ones."""
-    return any(result is given for given, result in zip(inputs, results, strict=True))
+    return any(map(operator.is_, inputs, results))

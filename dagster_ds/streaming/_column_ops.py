@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dagster_ds.errors import InvalidArgumentError
-from dagster_ds.features import Features
+from dagster_ds.features import Features, cast_table
 from dagster_ds.streaming._base import StreamBase
 from dagster_ds.streaming._columns import (
     CastColumns,
@@ -96,9 +96,9 @@ class ColumnOperators(StreamBase):
             [True, False]
         """
         features = Features(features)
-        known = self.column_names
-        if known is not None:
-            check_columns(list(features), known, "cast")
+        known = self.features
+        if known is not None:  # the column names must match: say so now, not mid-stream
+            cast_table(known.arrow_schema.empty_table(), features)
         node = CastColumns(self._node, features=features)
         return self._derive(node, "cast", {"features": features.to_dict()}, features=features)
 

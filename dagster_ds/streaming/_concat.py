@@ -5,13 +5,14 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
 from dagster_ds.errors import RowCountMismatchError
 from dagster_ds.streaming._arrow import conform, hstack, side_by_side_schema
 from dagster_ds.streaming._cursor import Cursor
-from dagster_ds.streaming._node import Node, State, field, shard_indices
+from dagster_ds.streaming._node import Node, State, check_count, field, shard_indices
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,14 +114,11 @@ class HorizontalConcat(Node):
         return HorizontalConcat(tuple(children))
 
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
-        positions: list[dict[str, object] | None] = (
-            field(state, "children", list, "concatenate(axis=1)") if state else []
-        )
-        if state is not None and len(positions) != len(self.parts):
-            positions = [None] * len(self.parts)
-        cursors = [
-            Cursor(part, positions[i] if positions else None) for i, part in enumerate(self.parts)
-        ]
+        positions: list[Any] = [None] * len(self.parts)
+        if state is not None:
+            positions = field(state, "children", list, "concatenate(axis=1)")
+            check_count(positions, len(self.parts), "concatenate(axis=1)")
+        cursors = [Cursor(part, positions[i]) for i, part in enumerate(self.parts)]
         while True:
             counts = [cursor.available() for cursor in cursors]
             if not any(counts):

@@ -26,11 +26,6 @@ class Cursor:
     ``Cursor(node, cursor.position())`` continues with the next row. Operators that
     regroup rows (batched map, batch, shuffle, interleave) keep their children's
     positions in their own checkpoints this way.
-
-    Example:
-        >>> cursor = Cursor(node)
-        >>> first = cursor.read(3)
-        >>> Cursor(node, cursor.position()).read(1)  # the fourth row
     """
 
     def __init__(self, node: Node, position: Position | None = None) -> None:

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
-from dagster_ds.fingerprint import update_fingerprint
+from dagster_ds.fingerprint import generate_random_fingerprint, update_fingerprint
 from dagster_ds.streaming._column_ops import ColumnOperators
 from dagster_ds.streaming._columns import check_columns
 from dagster_ds.streaming._cursor import Cursor, start_position
@@ -65,9 +65,13 @@ class IterableDataset(RowOperators, ColumnOperators):
         split: str | None = None,
         fingerprint: str | Callable[[], str] | None = None,
     ) -> None:
-        """Wrap a pipeline; build datasets with `load_dataset` or the ``from_*`` methods."""
+        """Wrap a pipeline; build datasets with `load_dataset` or the ``from_*`` methods.
+
+        Without ``fingerprint``, a random one is drawn: nothing is known about the
+        nodes' data, so the result must never match a cached one.
+        """
         if fingerprint is None or isinstance(fingerprint, str):
-            fixed = fingerprint or update_fingerprint(_ROOT, "iterable", {"node": node.describe()})
+            fixed = fingerprint or generate_random_fingerprint()
 
             def of() -> str:
                 return fixed
@@ -323,12 +327,23 @@ class IterableDataset(RowOperators, ColumnOperators):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Resume the next iterations (of the state's epoch) where `state_dict` was taken.
 
+        Iterations in another epoch start from the beginning, as in the anchor. Inside
+        torch ``DataLoader`` workers (each of which reads other shards) the state is
+        not used.
+
         Raises:
             InvalidStateError: The state is malformed or comes from another pipeline.
 
         Example:
+            >>> import json
+            >>> ds = IterableDataset.from_dict({"a": [0, 1, 2]})
+            >>> iterator = iter(ds)
+            >>> next(iterator)
+            {'a': 0}
+            >>> saved = json.dumps(ds.state_dict())
             >>> ds.load_state_dict(json.loads(saved))
-            >>> next(iter(ds))  # the example after the checkpoint
+            >>> list(ds)
+            [{'a': 1}, {'a': 2}]
         """
         state = check_state(state_dict)
         check_pipeline(state, self._prepared(None, state["epoch"]).describe())
@@ -356,9 +371,12 @@ class IterableDataset(RowOperators, ColumnOperators):
     ) -> int:
         """Write the stream to Parquet, batch by batch: memory stays bounded by a row group.
 
-        Unlike the anchor (which loads everything first), any stream can be exported.
-        With ``num_shards``, one file per contiguous group of shards, named by
-        formatting ``path_or_buf`` with ``index`` and ``num_shards``. The write is
+        Unlike the anchor (which loads everything first), any stream can be exported:
+        a row group is written once 32 MiB of rows are pending (``max_row_group_bytes``
+        and ``row_group_size`` change that).
+        With ``num_shards``, one file per contiguous group of shards (one per shard
+        with ``num_shards=ds.num_shards``), named by formatting ``path_or_buf`` with
+        ``index`` and ``num_shards``. The write is
         atomic: a failed export leaves no file.
 
         Args:
@@ -373,8 +391,13 @@ class IterableDataset(RowOperators, ColumnOperators):
             The number of bytes written.
 
         Example:
-            >>> ds.to_parquet("out/train-{index:05d}-of-{num_shards:05d}.parquet", num_shards=4)
-            1048576
+            >>> import os, tempfile
+            >>> folder = tempfile.mkdtemp()
+            >>> ds = IterableDataset.from_dict({"a": list(range(100))}, num_shards=4)
+            >>> pattern = folder + "/train-{index:05d}-of-{num_shards:05d}.parquet"
+            >>> _ = ds.to_parquet(pattern, num_shards=2)
+            >>> sorted(os.listdir(folder))
+            ['train-00000-of-00002.parquet', 'train-00001-of-00002.parquet']
         """
         from dagster_ds.streaming._exports import export
 
@@ -401,7 +424,8 @@ class IterableDataset(RowOperators, ColumnOperators):
         ``to_csv_kwargs`` are `CsvWriter` options: ``delimiter``, ``header``, ``index``.
 
         Example:
-            >>> IterableDataset.from_dict({"a": [1, 2]}).to_csv("out.csv")
+            >>> import tempfile
+            >>> IterableDataset.from_dict({"a": [1, 2]}).to_csv(tempfile.mkdtemp() + "/out.csv")
             6
         """
         from dagster_ds.streaming._exports import export
@@ -429,7 +453,8 @@ class IterableDataset(RowOperators, ColumnOperators):
         See `to_parquet`; a ``.gz``/``.zst``/``.bz2``/``.xz`` suffix compresses.
 
         Example:
-            >>> IterableDataset.from_dict({"a": [1, 2]}).to_json("out.jsonl")
+            >>> import tempfile
+            >>> IterableDataset.from_dict({"a": [1, 2]}).to_json(tempfile.mkdtemp() + "/a.jsonl")
             16
         """
         from dagster_ds.streaming._exports import export

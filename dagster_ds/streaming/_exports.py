@@ -15,6 +15,9 @@ from dagster_ds.streaming._arrow import file_size
 if TYPE_CHECKING:
     from dagster_ds.streaming._dataset import IterableDataset
 
+# Parquet row groups are written once this much data is pending: the writer's memory.
+ROW_GROUP_BYTES = 32 << 20
+
 
 def export(
     dataset: IterableDataset,
@@ -28,6 +31,8 @@ def export(
 ) -> int:
     """Write ``dataset`` as ``format``; return the bytes written (all files together)."""
     target = os.fspath(path)
+    if format == "parquet" and "row_group_size" not in options:
+        options = {"max_row_group_bytes": ROW_GROUP_BYTES, **options}
     if num_shards is None:
         return _write(dataset, format, target, batch_size, storage_options, options)
     if num_shards < 1 or "{index" not in target:

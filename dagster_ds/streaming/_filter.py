@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.streaming._arrow import as_mask, bool_array
-from dagster_ds.streaming._calls import FunctionCall
+from dagster_ds.streaming._calls import EXAMPLES_PER_CALL, FunctionCall
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import State, UnaryNode, field
 
@@ -27,7 +27,7 @@ class FilterNode(UnaryNode):
         index = field(state, "index", int, "filter") if state else 0
         size = self.batch_size if self.batch_size is not None and self.batch_size > 0 else None
         while True:
-            batch = cursor.read(size) if self.batched else cursor.take()
+            batch = cursor.read(size) if self.batched else cursor.take(EXAMPLES_PER_CALL)
             if batch is None:
                 return
             kept = batch.filter(self._mask(batch, index)) if self.call is not None else batch

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from dagster_ds.streaming._arrow import concat_batches, conform
 from dagster_ds.streaming._cursor import Cursor
-from dagster_ds.streaming._node import Node, State, field
+from dagster_ds.streaming._node import Node, State, check_count, field
 from dagster_ds.streaming._rng import derive_seed, restore_rng, rng_state
 
 STRATEGIES = ("first_exhausted", "all_exhausted", "all_exhausted_without_replacement")
@@ -56,6 +56,8 @@ class InterleaveNode(Node):
         else:
             positions = field(state, "children", list, "interleave")
             exhausted = list(field(state, "exhausted", list, "interleave"))
+            check_count(positions, count, "interleave")
+            check_count(exhausted, count, "interleave")
             turn = field(state, "turn", int, "interleave")
             rng = None
             if self.probabilities is not None:

@@ -104,6 +104,30 @@ def start_of(state: dict[str, Any] | None, epoch: int) -> Position:
     return start_position()
 
 
+class EpochCell:
+    """The epoch, in shared memory when torch is imported.
+
+    Persistent ``DataLoader`` workers are forked once and reused every epoch: they
+    see `set_epoch` through the shared value.
+    """
+
+    def __init__(self) -> None:
+        self._value = 0
+        self._shared: Any = None
+        if "torch" in sys.modules:
+            import torch
+
+            self._shared = torch.zeros((), dtype=torch.int64).share_memory_()
+
+    def get(self) -> int:
+        return int(self._shared.item()) if self._shared is not None else self._value
+
+    def set(self, epoch: int) -> None:
+        self._value = epoch
+        if self._shared is not None:
+            self._shared.fill_(epoch)
+
+
 def torch_worker() -> tuple[int, int] | None:
     """``(worker id, number of workers)`` inside a torch DataLoader worker, else None.
 

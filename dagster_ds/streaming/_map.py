@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from dagster_ds.features import Features, cast_table
 from dagster_ds.streaming._arrow import TypeKeeper, concat_batches
-from dagster_ds.streaming._calls import FunctionCall, returned_input
+from dagster_ds.streaming._calls import EXAMPLES_PER_CALL, FunctionCall, returned_input
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import State, UnaryNode, field
 from dagster_ds.streaming._outputs import batch_output, example_outputs, merge
@@ -39,7 +39,7 @@ class MapNode(UnaryNode):
         keeper = TypeKeeper()
         size = self.batch_size if self.batch_size is not None and self.batch_size > 0 else None
         while True:
-            batch = cursor.read(size) if self.batched else cursor.take()
+            batch = cursor.read(size) if self.batched else cursor.take(EXAMPLES_PER_CALL)
             if batch is None:
                 return
             short = size is not None and batch.num_rows < size

@@ -137,6 +137,15 @@ def field(state: State, name: str, kind: type | tuple[type, ...], node: str) -> 
     return value
 
 
+def check_count(values: Sequence[Any], count: int, node: str) -> None:
+    """Raise `InvalidStateError` unless a state holds one entry per child."""
+    if len(values) != count:
+        raise InvalidStateError(
+            f"{node}: the state has {len(values)} entries for {count} datasets; pass a "
+            "state_dict() saved from the same pipeline."
+        )
+
+
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(k.__name__ for k in kinds)

@@ -41,10 +41,21 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 
 def example_outputs(results: Sequence[Any], first_index: int) -> pa.RecordBatch | None:
     """The batch made from one output dict per example (None when every output is None)."""
+    first = results[0] if results else None
+    if type(first) is dict:  # the common case, checked at C speed
+        same = first.keys()
+        if all(type(result) is dict and result.keys() == same for result in results):
+            return _columns(results, list(first), first_index)
     if all(result is None for result in results):
         return None
     keys: list[str] | None = None
     for position, result in enumerate(results):
+        if result is None:
+            raise TransformOutputError(
+                f"map returned None for example {first_index + position} but a dict for other "
+                "examples of the same batch; return a dict for every example (None, meaning no "
+                "update, only works for all of them)."
+            )
         if not isinstance(result, Mapping):
             raise TransformOutputError(
                 f"map returned {type(result).__name__} ({_preview(result)}) for example "
@@ -60,9 +71,14 @@ def example_outputs(results: Sequence[Any], first_index: int) -> pa.RecordBatch 
                 f"{sorted(keys)} for example {first_index}; return the same keys for every example."
             )
     assert keys is not None
-    rows: Sequence[Mapping[str, Any]] = results
+    return _columns(results, keys, first_index)
+
+
+def _columns(
+    rows: Sequence[Mapping[str, Any]], keys: list[str], first_index: int
+) -> pa.RecordBatch:
     columns = {key: [row[key] for row in rows] for key in keys}
-    last = first_index + len(results) - 1
+    last = first_index + len(rows) - 1
     return columns_to_batch(columns, None, f"map returned, for examples {first_index} to {last},")
 
 

@@ -57,7 +57,9 @@ class RowOperators(StreamBase):
         ``remove_columns`` are dropped before the output is merged, so the function
         still sees them and may return columns of those names. A batched function
         may return more or fewer rows than it got, once the input columns it does
-        not return are removed. Batches hold exactly ``batch_size`` examples (the
+        not return are removed. A per-example function must return the same keys
+        for every example (the outputs become one Arrow batch; the anchor would yield
+        ragged examples). Batches hold exactly ``batch_size`` examples (the
         last one may hold fewer; ``batch_size=None`` or ``<= 0`` means one batch of
         everything) whatever the files' own batches. The features become unknown
         (None) unless ``features`` gives them, as in the anchor.
@@ -192,7 +194,9 @@ class RowOperators(StreamBase):
         `take` or `skip` the shards keep their order. `set_epoch` gives each epoch
         its own order (seeds derived from ``seed`` and the epoch), reproducibly.
         Unlike the anchor, `state_dict` keeps the buffer's rows, so a resume yields
-        exactly what the uninterrupted run would have.
+        exactly what the uninterrupted run would have; and the buffer follows the
+        documented algorithm above (the anchor 5.x shuffles its full buffer and
+        yields half of it at a time, which a per-row resume could not reproduce).
 
         Args:
             seed: Seed of the shard order and of the buffer (random when None).
@@ -291,9 +295,12 @@ class RowOperators(StreamBase):
         """Split the shards further where the sources allow: Parquet files per row group.
 
         Example:
-            >>> ds = load_dataset("parquet", data_files="big.parquet", streaming=True)["train"]
+            >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
+            >>> path = tempfile.mkdtemp() + "/t.parquet"
+            >>> pq.write_table(pa.table({"a": list(range(100))}), path, row_group_size=25)
+            >>> ds = load_dataset("parquet", data_files=path, split="train", streaming=True)
             >>> ds.num_shards, ds.reshard().num_shards
-            (1, 12)
+            (1, 4)
         """
         return self._derive(self._node.reshard(), "reshard", {})
 

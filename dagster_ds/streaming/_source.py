@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from dagster_ds.errors import InvalidStateError
 from dagster_ds.streaming._node import Node, State, field, shard_indices
 from dagster_ds.streaming._shards import Shard
 
@@ -31,6 +32,12 @@ class ShardSource(Node):
         if state is not None:
             first = field(state, "shard", int, "source")
             row = field(state, "row", int, "source")
+            if not 0 <= first <= len(self.shards) or row < 0:
+                raise InvalidStateError(
+                    f"source: the state points at row {row} of shard {first}, but this source "
+                    f"has {len(self.shards)} shard(s); pass a state_dict() saved from the same "
+                    "pipeline."
+                )
         for index in range(first, len(self.shards)):
             start = row if index == first else 0
             position = start
