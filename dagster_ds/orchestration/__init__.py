@@ -30,6 +30,7 @@ from dagster_ds.orchestration.automation import (
 from dagster_ds.orchestration.checks import row_count_check as row_count_check
 from dagster_ds.orchestration.checks import schema_check as schema_check
 from dagster_ds.orchestration.io_manager import DatasetIOManager as DatasetIOManager
+from dagster_ds.orchestration.io_manager import DatasetStore as DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey as DatasetMetadataKey
 from dagster_ds.orchestration.metadata import DatasetTranslator as DatasetTranslator
 from dagster_ds.orchestration.metadata import (
@@ -44,6 +45,7 @@ from dagster_ds.orchestration.versioning import transform_hash as transform_hash
 __all__ = [
     "DatasetIOManager",
     "DatasetMetadataKey",
+    "DatasetStore",
     "DatasetTranslator",
     "DatasetTranslatorSettings",
     "HubResource",

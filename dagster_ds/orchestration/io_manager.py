@@ -51,7 +51,7 @@ from dagster_ds.streaming import IterableDataset
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
 
-__all__ = ["DatasetIOManager"]
+__all__ = ["DatasetIOManager", "DatasetStore"]
 
 _STATE_FILE = "state.json"
 _DATA_VERSION_TAG = "dagster/data_version"
@@ -103,7 +103,20 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
 
 
 class DatasetStore(dg.UPathIOManager):
-    """The IO manager `DatasetIOManager` creates: saves, finds and loads datasets by fingerprint."""
+    """The IO manager `DatasetIOManager` creates: saves, finds and loads datasets by fingerprint.
+
+    Use it outside Dagster to open what a pipeline stored (the fingerprint is the
+    asset's recorded data version).
+
+    Example:
+        >>> import tempfile
+        >>> store = DatasetStore(tempfile.mkdtemp())
+        >>> numbers = Dataset.from_dict({"n": [1, 2]})
+        >>> store.save(dg.AssetKey("numbers"), numbers)
+        True
+        >>> store.load(dg.AssetKey("numbers"), numbers.fingerprint)["n"][:]
+        [1, 2]
+    """
 
     def __init__(self, base_dir: str, storage_options: Mapping[str, Any] | None = None) -> None:
         options = dict(storage_options or {})
