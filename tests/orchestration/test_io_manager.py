@@ -13,8 +13,7 @@ import pytest
 
 from dagster_ds import Dataset
 from dagster_ds.errors import DatasetNotStoredError
-from dagster_ds.orchestration import DatasetIOManager
-from dagster_ds.orchestration import DatasetStore
+from dagster_ds.orchestration import DatasetIOManager, DatasetStore
 from tests.orchestration._chain import build
 from tests.orchestration.conftest import data_version, latest, metadata_value
 
