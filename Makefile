@@ -33,7 +33,7 @@ unit: $(STAMP)
 
 ## Side-by-side benchmarks (not part of the test run).
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_hash.py
+	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

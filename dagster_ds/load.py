@@ -112,7 +112,7 @@ def load_dataset(
     Example:
         >>> import tempfile, pathlib
         >>> folder = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (folder / "rows.jsonl").write_text('{"a": 1}\\n{"a": 2}\\n')
+        >>> _ = (folder / "rows.jsonl").write_text('{"a": 1}\n{"a": 2}\n')
         >>> load_dataset("json", data_files=str(folder / "rows.jsonl"), split="train")["a"][:]
         [1, 2]
     """

@@ -101,3 +101,9 @@ def test_a_ragged_csv_row_is_named(files: Path) -> None:
 def test_unknown_split_lists_the_known_ones(files: Path) -> None:
     with pytest.raises(ValueError, match=r"unknown split 'validation'.*\['train'\]"):
         load_dataset("json", data_files=str(files / "rows.jsonl"), split="validation")
+
+
+def test_arrow_files_written_by_save_to_disk_load_as_a_format(files: Path) -> None:
+    Dataset.from_list(ROWS).save_to_disk(str(files / "saved"))
+    ds = load_dataset("arrow", data_files=str(files / "saved" / "data-*.arrow"), split="train")
+    assert ds.to_list() == ROWS

@@ -12,14 +12,20 @@ from dagster_ds.cache import CacheEntry, EntryWriter
 INDICES_FILE = "indices.arrow"
 # A new data file is started after this many bytes, so no single file is huge.
 _MAX_FILE_BYTES = 512 << 20
+# Output tables are gathered into record batches of about this size.
+_FLUSH_ROWS = 65_536
+_FLUSH_BYTES = 32 << 20
 
 
 class TableSink:
-    """Writes record batches into an entry's ``data-NNNNN.arrow`` files.
+    """Writes tables into an entry's ``data-NNNNN.arrow`` files, in record batches of ~64K rows.
 
-    A batch whose schema differs from the current file's (a column that was
-    all null and now has values, say) starts a new file; `schema` is the
-    unification of every batch's schema, which reading casts to.
+    Small tables (a map's output batches) are gathered and written as one
+    record batch once they reach `_FLUSH_ROWS` rows or `_FLUSH_BYTES` bytes, so
+    files hold few, large batches. A table whose schema differs from the
+    current file's (a column that was all null and now has values, say)
+    starts a new file; `close` returns the unification of every schema, which
+    reading casts to.
     """
 
     def __init__(self, writer: EntryWriter) -> None:
@@ -29,32 +35,47 @@ class TableSink:
         self._file_schema: pa.Schema | None = None
         self._file_bytes = 0
         self._count = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._pending_bytes = 0
         self.schemas: list[pa.Schema] = []
         self.num_rows = 0
 
     def write(self, data: pa.Table | pa.RecordBatch) -> None:
-        if data.num_rows == 0 and self._ipc is not None:
+        table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+        if self._pending and table.schema != self._pending[0].schema:
+            self._flush()
+        if table.num_rows == 0 and (self._pending or self._ipc is not None):
             return
-        if (
-            self._ipc is None
-            or data.schema != self._file_schema
-            or self._file_bytes > _MAX_FILE_BYTES
-        ):
-            self._open(data.schema)
-        assert self._ipc is not None
-        if isinstance(data, pa.Table):
-            self._ipc.write_table(data)
-        else:
-            self._ipc.write_batch(data)
-        self._file_bytes += data.nbytes
-        self.num_rows += data.num_rows
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
+        self._pending_bytes += table.nbytes
+        self.num_rows += table.num_rows
+        if self._pending_rows >= _FLUSH_ROWS or self._pending_bytes >= _FLUSH_BYTES:
+            self._flush()
 
     def close(self, empty_schema: pa.Schema | None = None) -> pa.Schema:
         """Finish the last file and return the unified schema of everything written."""
+        self._flush()
         if self._ipc is None:
             self._open(empty_schema or pa.schema([]))
         self._close_file()
         return pa.unify_schemas(self.schemas, promote_options="permissive")
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending, self._pending_rows, self._pending_bytes = [], 0, 0
+        if (
+            self._ipc is None
+            or table.schema != self._file_schema
+            or self._file_bytes > _MAX_FILE_BYTES
+        ):
+            self._open(table.schema)
+        assert self._ipc is not None
+        self._ipc.write_table(table.combine_chunks() if table.num_rows else table)
+        self._file_bytes += table.nbytes
 
     def _open(self, schema: pa.Schema) -> None:
         self._close_file()

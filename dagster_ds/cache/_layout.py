@@ -48,7 +48,9 @@ def default_cache_root() -> str:
     """The cache root used when none is given: ``$DAGSTER_DS_CACHE`` or ``~/.cache/dagster_ds``.
 
     Example:
-        >>> default_cache_root()  # with DAGSTER_DS_CACHE=s3://team-bucket/cache
+        >>> import os
+        >>> os.environ["DAGSTER_DS_CACHE"] = "s3://team-bucket/cache"
+        >>> default_cache_root()
         's3://team-bucket/cache'
     """
     configured = os.environ.get(ENV_VAR, "").strip()

@@ -112,3 +112,19 @@ def test_cast_checks_values() -> None:
         bad.cast(Features({"f": Value("bool")}))
     assert bad.cast_column("f", Value("string"))["f"][:] == ["0", "1", "2"]
     assert bad.cast_column("f", Value("int8")).data.schema.field("f").type == pa.int8()
+
+
+def test_new_fingerprint_is_used_as_given_and_must_be_valid(ds: Dataset) -> None:
+    from dagster_ds import InvalidFingerprintError
+
+    fingerprint = "ab" * 16
+    assert ds.map(lambda x: {"m": 1}, new_fingerprint=fingerprint).fingerprint == fingerprint
+    with pytest.raises(InvalidFingerprintError, match="32 lowercase hexadecimal"):
+        ds.map(lambda x: {"m": 1}, new_fingerprint="my-run")
+
+
+def test_shuffle_with_a_generator_matches_the_anchor(ds: Dataset, anchor: datasets.Dataset) -> None:
+    import numpy as np
+
+    ours = ds.shuffle(generator=np.random.default_rng(7))["n"][:]
+    assert ours == anchor.shuffle(generator=np.random.default_rng(7))["n"]

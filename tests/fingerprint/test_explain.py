@@ -90,3 +90,17 @@ def test_trees_round_trip_through_json_and_explain_from_the_command_line(tmp_pat
     )
     assert result.exit_code == 0, result.output
     assert "argument 'function' → code: changed" in result.output
+
+
+def test_explain_two_cached_results_by_fingerprint() -> None:
+    from dagster_ds import Dataset
+
+    ds = Dataset.from_dict({"a": [1, 2]})
+    one = ds.map(lambda x: {"b": x["a"] + THRESHOLD})
+    two = ds.map(lambda x: {"b": x["a"] * THRESHOLD})
+    result = CliRunner().invoke(main, ["hash", "explain", one.fingerprint, two.fingerprint])
+    assert result.exit_code == 0, result.output
+    assert "argument 'function' → code: changed" in result.output
+    missing = CliRunner().invoke(main, ["hash", "explain", "0" * 32, two.fingerprint])
+    assert missing.exit_code != 0
+    assert "dagster-ds cache ls" in missing.output
