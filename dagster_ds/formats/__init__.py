@@ -5,11 +5,19 @@ record batches (resumable from a row position), write batches to any fsspec URL
 atomically, and fingerprint source files.
 
 Example:
+    >>> import tempfile
+    >>> import pyarrow as pa
     >>> from dagster_ds.formats import iter_batches, resolve_data_files, write_batches
-    >>> files = resolve_data_files({"train": "data/train-*.jsonl.gz"})["train"]
-    >>> rows = write_batches(
-    ...     (batch for file in files for batch in iter_batches(file)), "out/train.parquet"
+    >>> folder = tempfile.mkdtemp()
+    >>> write_batches([pa.table({"text": ["a", "b"]})], folder + "/train-0.jsonl.gz")
+    2
+    >>> write_batches([pa.table({"text": ["c"]})], folder + "/train-1.jsonl.gz")
+    1
+    >>> files = resolve_data_files({"train": "train-*.jsonl.gz"}, base_path=folder)["train"]
+    >>> write_batches(
+    ...     (batch for file in files for batch in iter_batches(file)), folder + "/train.parquet"
     ... )
+    3
 """
 
 from dagster_ds.formats._batches import DEFAULT_BATCH_SIZE as DEFAULT_BATCH_SIZE

@@ -32,11 +32,16 @@ class ReadStats:
         batches_yielded: Batches yielded.
 
     Example:
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/t.parquet"
+        >>> write_batches([pa.table({"id": list(range(100))})], path, row_group_size=10)
+        100
         >>> stats = ReadStats()
         >>> filters = [("id", "<", 10)]
-        >>> batches = list(iter_parquet_batches("t.parquet", filters=filters, stats=stats))
-        >>> stats.row_groups_read, stats.row_groups_total
-        (1, 10)
+        >>> batches = list(iter_parquet_batches(path, filters=filters, stats=stats))
+        >>> stats.row_groups_read, stats.row_groups_total, stats.rows_yielded
+        (1, 10, 10)
     """
 
     row_groups_total: int = 0

@@ -77,9 +77,13 @@ def iter_csv_batches(
             fit its column's type; names the file and the 1-based line.
 
     Example:
-        >>> batch = next(iter_csv_batches("scores.tsv", delimiter="\t"))
-        >>> batch.schema.names
-        ['name', 'score']
+        >>> import tempfile
+        >>> path = tempfile.mkdtemp() + "/scores.tsv"
+        >>> with open(path, "w") as file:
+        ...     _ = file.write("name\tscore\nada\t3\nbob\t\n")
+        >>> batch = next(iter_csv_batches(path, delimiter="\t"))
+        >>> batch.to_pylist()
+        [{'name': 'ada', 'score': 3}, {'name': 'bob', 'score': None}]
     """
     check_positions(batch_size, start_row)
     url = file_url(file)

@@ -23,8 +23,15 @@ class CsvWriter(BatchWriter):
     otherwise read back as null). Compression follows the extension.
 
     Example:
-        >>> with CsvWriter("out/train.csv.gz") as writer:
-        ...     writer.write(table)
+        >>> import pathlib, tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/train.csv"
+        >>> with CsvWriter(path) as writer:
+        ...     writer.write(pa.table({"text": ["a,b", None], "score": [1.0, 2.5]}))
+        >>> print(pathlib.Path(path).read_text(), end="")
+        text,score
+        "a,b",1.0
+        ,2.5
     """
 
     format = "csv"

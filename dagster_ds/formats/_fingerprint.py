@@ -24,7 +24,7 @@ def fingerprint_files(
     *,
     storage_options: Mapping[str, Any] | None = None,
 ) -> str:
-    """A 128-bit fingerprint (32 hex characters) of a list of data files, in order.
+    r"""A 128-bit fingerprint (32 hex characters) of a list of data files, in order.
 
     A local file counts by its content (xxh3-128, streamed), remembered in-process
     per (path, size, mtime, inode, ...) so an unchanged file is read once per
@@ -42,9 +42,16 @@ def fingerprint_files(
         32 hexadecimal characters.
 
     Example:
-        >>> files = resolve_data_files("data/*.jsonl")["train"]
-        >>> fingerprint_files(files)
-        '5f0c6b7e2d3a4c1f9e8d7c6b5a493827'
+        >>> import shutil, tempfile
+        >>> path = tempfile.mkdtemp() + "/train.jsonl"
+        >>> with open(path, "w") as file:
+        ...     _ = file.write('{"text": "a"}\n')
+        >>> fingerprint = fingerprint_files([path])
+        >>> fingerprint
+        'c5d8d4626e6569b29bb7f1c39fa9c5e9'
+        >>> moved = shutil.move(path, tempfile.mkdtemp() + "/renamed.jsonl")
+        >>> fingerprint_files([moved]) == fingerprint
+        True
     """
     digest = xxhash.xxh3_128()
     for file in files:

@@ -54,8 +54,13 @@ def iter_arrow_batches(
         An iterator of record batches.
 
     Example:
-        >>> sum(b.num_rows for b in iter_arrow_batches("cache/data-00000-of-00001.arrow"))
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/data-00000-of-00001.arrow"
+        >>> write_batches([pa.table({"id": list(range(1000))})], path)
         1000
+        >>> [b.num_rows for b in iter_arrow_batches(path, batch_size=400, start_row=100)]
+        [400, 400, 100]
     """
     check_positions(batch_size, start_row)
     url = file_url(file)
@@ -117,8 +122,13 @@ class ArrowIpcWriter(BatchWriter):
     """Writes batches as an Arrow IPC stream (the anchor's ``.arrow``) or IPC file.
 
     Example:
-        >>> with ArrowIpcWriter("cache/data.arrow") as writer:
-        ...     writer.write(batch)
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/data.arrow"
+        >>> with ArrowIpcWriter(path) as writer:
+        ...     writer.write(pa.record_batch({"id": [1, 2]}))
+        >>> next(iter_arrow_batches(path)).to_pylist()
+        [{'id': 1}, {'id': 2}]
     """
 
     format = "arrow"

@@ -43,7 +43,7 @@ def iter_json_batches(
     stats: ReadStats | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Stream a JSON Lines file, or read a whole-JSON file, as record batches.
+    r"""Stream a JSON Lines file, or read a whole-JSON file, as record batches.
 
     A file whose first character is ``[`` is a JSON array of objects (or of strings,
     read as a ``text`` column, as the anchor does); with ``field=``, the file is one
@@ -73,7 +73,11 @@ def iter_json_batches(
         MalformedFileError: A line is not a JSON object; names the file and 1-based line.
 
     Example:
-        >>> [b.num_rows for b in iter_json_batches("train.jsonl.gz", batch_size=2)]
+        >>> import gzip, tempfile
+        >>> path = tempfile.mkdtemp() + "/train.jsonl.gz"
+        >>> with gzip.open(path, "wt") as file:
+        ...     _ = file.write('{"id": 1}\n{"id": 2}\n{"id": 3}\n')
+        >>> [b.num_rows for b in iter_json_batches(path, batch_size=2)]
         [2, 1]
     """
     check_positions(batch_size, start_row)

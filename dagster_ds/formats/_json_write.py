@@ -40,8 +40,14 @@ class JsonWriter(BatchWriter):
     for those), and timestamps as ISO 8601 strings. Compression follows the extension.
 
     Example:
-        >>> with JsonWriter("memory://out/train.jsonl.gz") as writer:
-        ...     writer.write(batch)
+        >>> import pathlib, tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/train.jsonl"
+        >>> with JsonWriter(path) as writer:
+        ...     writer.write(pa.table({"text": ["a", None], "score": [0.5, float("nan")]}))
+        >>> print(pathlib.Path(path).read_text(), end="")
+        {"text":"a","score":0.5}
+        {"text":null,"score":null}
     """
 
     format = "json"

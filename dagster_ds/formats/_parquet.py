@@ -46,8 +46,13 @@ class RowGroup:
         total_byte_size: Uncompressed size of its column data, in bytes.
 
     Example:
-        >>> [group.num_rows for group in list_row_groups("train.parquet")]
-        [1000, 1000, 500]
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/train.parquet"
+        >>> write_batches([pa.table({"id": list(range(250))})], path, row_group_size=100)
+        250
+        >>> [group.num_rows for group in list_row_groups(path)]
+        [100, 100, 50]
     """
 
     index: int
@@ -97,7 +102,12 @@ def list_row_groups(
         The row groups in file order.
 
     Example:
-        >>> [(group.index, group.num_rows) for group in list_row_groups("memory://t.parquet")]
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/t.parquet"
+        >>> write_batches([pa.table({"id": list(range(250))})], path, row_group_size=100)
+        250
+        >>> [(group.index, group.num_rows) for group in list_row_groups(path)]
         [(0, 100), (1, 100), (2, 50)]
     """
     fragment = _fragment(file_url(file), storage_options)
@@ -128,8 +138,14 @@ def read_row_group(
         RowGroupIndexError: ``index`` is not a row group of the file.
 
     Example:
-        >>> read_row_group("train.parquet", 2, columns=["text"]).num_rows
-        500
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/train.parquet"
+        >>> table = pa.table({"id": [1, 2, 3], "text": ["a", "b", "c"]})
+        >>> write_batches([table], path, row_group_size=2)
+        3
+        >>> read_row_group(path, 1, columns=["text"]).to_pylist()
+        [{'text': 'c'}]
     """
     url = file_url(file)
     fragment = _fragment(url, storage_options)
@@ -175,13 +191,19 @@ def iter_parquet_batches(
         yields one empty batch with the schema.
 
     Example:
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/t.parquet"
+        >>> table = pa.table({"id": list(range(1000)), "text": ["x"] * 1000})
+        >>> write_batches([table], path, row_group_size=100)
+        1000
         >>> stats = ReadStats()
-        >>> for batch in iter_parquet_batches("t.parquet", columns=["id"],
-        ...                                   filters=[("id", ">=", 950)], stats=stats):
+        >>> filters = [("id", ">=", 950)]
+        >>> for batch in iter_parquet_batches(path, columns=["id"], filters=filters, stats=stats):
         ...     print(batch.num_rows)
         50
-        >>> stats.row_groups_read
-        1
+        >>> stats.row_groups_read, stats.row_groups_total
+        (1, 10)
     """
     check_positions(batch_size, start_row)
     url = file_url(file)
@@ -270,8 +292,14 @@ class ParquetWriter(BatchWriter):
     row group and every row group but the last has exactly ``row_group_size`` rows.
 
     Example:
-        >>> with ParquetWriter("memory://out.parquet", row_group_size=100) as writer:
-        ...     writer.write(table)
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/out.parquet"
+        >>> with ParquetWriter(path, row_group_size=100) as writer:
+        ...     writer.write(pa.table({"id": list(range(150))}))
+        ...     writer.write(pa.table({"id": list(range(150, 250))}))
+        >>> [group.num_rows for group in list_row_groups(path)]
+        [100, 100, 50]
     """
 
     format = "parquet"

@@ -73,8 +73,15 @@ def iter_batches(
         FormatOptionError: An option the format's reader does not accept.
 
     Example:
-        >>> for batch in iter_batches("data/train.jsonl.zst", batch_size=1000, start_row=5000):
-        ...     process(batch)
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/train.jsonl.gz"
+        >>> write_batches([pa.table({"id": list(range(25))})], path)
+        25
+        >>> for batch in iter_batches(path, batch_size=10, start_row=5):
+        ...     print(batch["id"][0], batch.num_rows)
+        5 10
+        15 10
     """
     url = file_url(file)
     fmt = format if format is not None else infer_format(url)

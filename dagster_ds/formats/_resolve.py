@@ -70,9 +70,14 @@ def resolve_data_files(
         InvalidDataFilesError: ``data_files`` has an unsupported shape.
 
     Example:
-        >>> files = resolve_data_files({"train": "data/train-*.jsonl.gz", "test": "data/test"})
-        >>> [f.url for f in files["test"]]
-        ['/abs/data/test/part-0.jsonl', '/abs/data/test/part-1.jsonl']
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> os.makedirs(folder + "/test")
+        >>> for name in ["train-0.jsonl", "train-1.jsonl", "test/part-0.jsonl", "test/README.md"]:
+        ...     open(folder + "/" + name, "w").close()
+        >>> files = resolve_data_files({"train": "train-*.jsonl", "test": "test"}, base_path=folder)
+        >>> [os.path.relpath(f.url, folder) for f in files["train"] + files["test"]]
+        ['train-0.jsonl', 'train-1.jsonl', 'test/part-0.jsonl']
     """
     base = os.fspath(base_path) if base_path is not None else os.getcwd()
     options = dict(storage_options or {})

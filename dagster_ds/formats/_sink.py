@@ -32,7 +32,11 @@ class BatchWriter(abc.ABC):
         rows_written: Rows written so far.
 
     Example:
-        >>> with open_writer("out/train.parquet", row_group_size=1000) as writer:
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> batches = pa.table({"id": list(range(2500))}).to_batches(max_chunksize=1000)
+        >>> path = tempfile.mkdtemp() + "/train.parquet"
+        >>> with open_writer(path, row_group_size=1000) as writer:
         ...     for batch in batches:
         ...         writer.write(batch)
         >>> writer.rows_written

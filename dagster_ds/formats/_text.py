@@ -63,7 +63,11 @@ def iter_text_batches(
         MalformedFileError: The file is not valid UTF-8; names the file and line.
 
     Example:
-        >>> next(iter_text_batches("notes.txt.gz")).column(0).to_pylist()
+        >>> import gzip, tempfile
+        >>> path = tempfile.mkdtemp() + "/notes.txt.gz"
+        >>> with gzip.open(path, "wt") as file:
+        ...     _ = file.write("first line\n\nthird line\n")
+        >>> next(iter_text_batches(path)).column(0).to_pylist()
         ['first line', '', 'third line']
     """
     check_positions(batch_size, start_row)
@@ -142,11 +146,16 @@ def _split(url: str, line: int, block: bytes) -> pa.Array:
 
 
 class TextWriter(BatchWriter):
-    """Writes a string column as plain text, one value per line.
+    r"""Writes a string column as plain text, one value per line.
 
     Example:
-        >>> with TextWriter("out/notes.txt") as writer:
-        ...     writer.write(pa.table({"text": ["a", "b"]}))
+        >>> import pathlib, tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/notes.txt"
+        >>> with TextWriter(path) as writer:
+        ...     writer.write(pa.table({"text": ["a", None, "b"], "id": [1, 2, 3]}))
+        >>> pathlib.Path(path).read_text()
+        'a\n\nb\n'
     """
 
     format = "text"

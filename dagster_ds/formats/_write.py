@@ -58,9 +58,14 @@ def open_writer(
         FormatOptionError: An option the format's writer does not accept.
 
     Example:
-        >>> with open_writer("s3://bucket/train.jsonl.gz", lines=True) as writer:
-        ...     for batch in batches:
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/train.jsonl.gz"
+        >>> with open_writer(path, lines=True) as writer:
+        ...     for batch in pa.table({"id": [1, 2, 3]}).to_batches(max_chunksize=2):
         ...         writer.write(batch)
+        >>> type(writer).__name__, writer.rows_written
+        ('JsonWriter', 3)
     """
     path = os.fspath(url)
     fmt = format if format is not None else infer_format(path)
@@ -92,7 +97,7 @@ def write_batches(
     storage_options: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> int:
-    """Write record batches (or tables) to one file, atomically; return the rows written.
+    r"""Write record batches (or tables) to one file, atomically; return the rows written.
 
     Memory stays bounded by one batch (one row group for Parquet). If iterating
     ``batches`` or writing fails, no file appears at ``url``.
@@ -109,8 +114,12 @@ def write_batches(
         The number of rows written.
 
     Example:
-        >>> write_batches(iter_batches("in.csv"), "out/train.parquet", row_group_size=10_000)
-        25000
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(folder + "/in.csv", "w") as file:
+        ...     _ = file.write("id,text\n1,a\n2,b\n3,c\n")
+        >>> write_batches(iter_batches(folder + "/in.csv"), folder + "/train.parquet")
+        3
     """
     with open_writer(
         url, format, schema=schema, storage_options=storage_options, **options
