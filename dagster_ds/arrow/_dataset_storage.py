@@ -165,9 +165,12 @@ class StorageMethods:
             HubFeaturesMismatchError: the config's other splits have other features.
 
         Example:
+            >>> from dagster_ds.testing import LocalHubServer
             >>> ds = Dataset.from_dict({"a": [1, 2]})
-            >>> ds.push_to_hub("user/demo", token="hf_...").commit_url  # doctest: +SKIP
-            'https://huggingface.co/datasets/user/demo/commit/4f5c...'
+            >>> with LocalHubServer() as hub:
+            ...     result = ds.push_to_hub("user/demo", num_shards=2, endpoint=hub.endpoint)
+            >>> result.files
+            ('data/train-00000-of-00002.parquet', 'data/train-00001-of-00002.parquet')
         """
         from dagster_ds.hub._push import PushTarget
         from dagster_ds.hub._sources import push_dataset

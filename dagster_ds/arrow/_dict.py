@@ -117,9 +117,13 @@ class DatasetDict(dict[str, Dataset]):
         card already records keep their files; if all do, no commit is made.
 
         Example:
-            >>> splits = DatasetDict({"train": Dataset.from_dict({"a": [1]})})
-            >>> splits.push_to_hub("user/demo", num_shards={"train": 1}).skipped  # doctest: +SKIP
-            False
+            >>> from dagster_ds.testing import LocalHubServer
+            >>> splits = DatasetDict({"train": Dataset.from_dict({"a": [1, 2]}),
+            ...                       "test": Dataset.from_dict({"a": [3]})})
+            >>> with LocalHubServer() as hub:
+            ...     result = splits.push_to_hub("user/demo", endpoint=hub.endpoint)
+            >>> result.splits, dict(result.num_rows)
+            (('train', 'test'), {'train': 2, 'test': 1})
         """
         from dagster_ds.hub._push import PushTarget
         from dagster_ds.hub._sources import push_dataset_dict

@@ -14,11 +14,15 @@ of `dagster_ds.testing`), Xet and telemetry are switched off in the process.
 Importing this package does not import ``huggingface_hub``.
 
 Example:
-    >>> from dagster_ds import Dataset
-    >>> ds = Dataset.from_dict({"text": ["a", "b"]})
-    >>> result = ds.push_to_hub("user/demo", endpoint=hub.endpoint)  # doctest: +SKIP
-    >>> ds.push_to_hub("user/demo", endpoint=hub.endpoint).skipped  # doctest: +SKIP
-    True
+    >>> from dagster_ds import Dataset, load_dataset
+    >>> from dagster_ds.testing import LocalHubServer
+    >>> with LocalHubServer() as hub:
+    ...     ds = Dataset.from_dict({"text": ["a", "b"]})
+    ...     first = ds.push_to_hub("user/demo", endpoint=hub.endpoint)
+    ...     again = ds.push_to_hub("user/demo", endpoint=hub.endpoint)
+    ...     back = load_dataset("user/demo", split="train", endpoint=hub.endpoint)
+    >>> first.skipped, again.skipped, back["text"][:]
+    (False, True, ['a', 'b'])
 """
 
 from dagster_ds.hub._push import PushResult as PushResult

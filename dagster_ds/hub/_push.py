@@ -83,9 +83,13 @@ class PushResult:
         unchanged: The splits left as they were (all of them when skipped).
 
     Example:
-        >>> result = ds.push_to_hub("user/demo")  # doctest: +SKIP
-        >>> result.skipped, result.commit_oid[:7]  # doctest: +SKIP
-        (False, '3f2c1ab')
+        >>> from dagster_ds import Dataset
+        >>> from dagster_ds.testing import LocalHubServer
+        >>> ds = Dataset.from_dict({"a": [1]})
+        >>> with LocalHubServer() as hub:
+        ...     result = ds.push_to_hub("user/demo", endpoint=hub.endpoint)
+        >>> result.skipped, result.files, len(result.commit_oid)
+        (False, ('data/train-00000-of-00001.parquet',), 40)
     """
 
     repo_id: str
