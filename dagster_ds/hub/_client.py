@@ -179,12 +179,20 @@ class HubClient:
                 f"{where} failed with HTTP {status}: {detail}. Retry later, or check the "
                 "arguments named in the message."
             ) from error
-        if isinstance(error, OSError):
+        if _is_transport_error(error):
             raise HubRequestError(
                 f"{where}: cannot reach the Hub ({type(error).__name__}: {detail}). Check the "
                 "endpoint (endpoint=... or HF_ENDPOINT) and the network."
             ) from error
         raise error
+
+
+def _is_transport_error(error: Exception) -> bool:
+    """Whether ``error`` is the HTTP client's failure to reach the server (refused, timeout...)."""
+    if isinstance(error, ConnectionError | TimeoutError):
+        return True
+    module = type(error).__module__.split(".")[0]
+    return module.startswith(("httpx", "httpcore", "huggingface_hub", "requests", "urllib3"))
 
 
 def _status(error: Exception) -> int | None:

@@ -16,6 +16,7 @@ from huggingface_hub import HfApi
 from dagster_ds import Dataset, DatasetDict, load_dataset
 from dagster_ds.errors import (
     HubAuthError,
+    HubRequestError,
     InvalidArgumentError,
     InvalidRepoIdError,
     RepoNotFoundError,
@@ -98,6 +99,18 @@ def test_loading_a_missing_repository_or_config_says_so(
         load_dataset("user/configs", "de", endpoint=endpoint)
     with pytest.raises(InvalidArgumentError, match="unknown split 'test'"):
         load_dataset("user/configs", "en", split="test", endpoint=endpoint)
+
+
+def test_an_unreachable_hub_says_so() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with pytest.raises(HubRequestError, match="cannot reach the Hub"):
+        Dataset.from_dict({"a": [1]}).push_to_hub("user/x", endpoint=endpoint)
+    with pytest.raises(HubRequestError, match="cannot reach the Hub"):
+        load_dataset("user/x", split="train", endpoint=endpoint)
 
 
 def test_bad_push_arguments_are_refused(local_hub: LocalHubServer, hub_api: Any) -> None:
