@@ -24,43 +24,30 @@ the same data gives byte-identical Parquet files.
 from __future__ import annotations
 
 import logging
-import os
-import posixpath
 import random
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from dagster_ds.arrow import LineageStep
 from dagster_ds.errors import InvalidArgumentError, RevisionNotFoundError
 from dagster_ds.features import Features
 from dagster_ds.hub._card import CARD_FILE, Card, SplitRecord, records_match
 from dagster_ds.hub._client import REPO_TYPE, HubClient, check_repo_id
-from dagster_ds.hub._shards import (
-    ShardJob,
-    SourceReader,
-    WrittenShard,
-    plan_jobs,
-    split_evenly,
-    write_job,
-)
+from dagster_ds.hub._shards import SourceReader, plan_jobs
+from dagster_ds.hub._upload import Uploaded, UploadPlan, write_and_upload
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
-    from huggingface_hub import CommitOperationAdd
+    pass
 
 logger = logging.getLogger("dagster_ds.hub")
 
 _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 _COMMIT_ATTEMPTS = 8
-_UPLOAD_GROUP_BYTES = 256 << 20
-_T = TypeVar("_T")
-_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -128,6 +115,8 @@ class SplitSource:
         num_shards: How many output files to write.
         requested_shards: The ``num_shards`` the caller asked for (None: default).
         workers: At most this many jobs at once (``num_proc``).
+        processes: Run the jobs in processes (``read`` must pickle with dill)
+            rather than threads.
     """
 
     name: str
@@ -139,6 +128,7 @@ class SplitSource:
     num_shards: int
     requested_shards: int | None = None
     workers: int = 1
+    processes: bool = False
 
 
 @dataclass(frozen=True)
@@ -366,76 +356,29 @@ def _skipped(
 
 def _write_and_upload(
     client: HubClient, repo_id: str, target: PushTarget, source: SplitSource, folder: str
-) -> list[tuple[WrittenShard, CommitOperationAdd]]:
-    """Write the split's shards and pre-upload them; the local files are gone on return.
-
-    The jobs are cut into ``source.workers`` contiguous chunks run in parallel;
-    a chunk writes its shards one by one and pre-uploads them in groups (fewer
-    requests for many small shards), at most `_UPLOAD_GROUP_BYTES` on disk.
-    """
-    from huggingface_hub import CommitOperationAdd
-
-    schema = source.features.arrow_schema
-    split_folder = tempfile.mkdtemp(prefix=f"{source.name}-", dir=folder)
-    paths = _shard_paths(target.directory, source.name, source.num_shards)
+) -> list[Uploaded]:
+    """Write the split's shards and pre-upload them; the local files are gone on return."""
+    plan = UploadPlan(
+        repo_id=repo_id,
+        endpoint=client.endpoint,
+        token=target.token,
+        revision=target.revision,
+        create_pr=target.create_pr,
+        paths=_shard_paths(target.directory, source.name, source.num_shards),
+        schema=source.features.arrow_schema,
+        folder=tempfile.mkdtemp(prefix=f"{source.name}-", dir=folder),
+        read=source.read,
+    )
     jobs = plan_jobs(source.num_sources, source.num_shards)
-    workers = max(1, min(source.workers, len(jobs)))
-    chunks = [jobs[slice(*split_evenly(len(jobs), workers, w))] for w in range(workers)]
-    bar = progress_bar(source.num_shards, f"Pushing {source.name}", unit=" shards")
-
-    def upload(written: list[WrittenShard]) -> list[tuple[WrittenShard, CommitOperationAdd]]:
-        try:
-            ops = [CommitOperationAdd(paths[shard.index], shard.path) for shard in written]
-            client.api.preupload_lfs_files(
-                repo_id,
-                additions=ops,
-                repo_type=REPO_TYPE,
-                revision=target.revision,
-                create_pr=target.create_pr,
-            )
-            for op, shard in zip(ops, written, strict=True):
-                if not getattr(op, "_is_uploaded", False):  # a regular (non-LFS) file
-                    op.path_or_fileobj = Path(shard.path).read_bytes()
-        finally:
-            for shard in written:
-                os.remove(shard.path)
-        bar.update(len(written))
-        return list(zip(written, ops, strict=True))
-
-    def run(chunk: Sequence[ShardJob]) -> list[tuple[WrittenShard, CommitOperationAdd]]:
-        done: list[tuple[WrittenShard, CommitOperationAdd]] = []
-        pending: list[WrittenShard] = []
-        for job in chunk:
-            pending += write_job(
-                job,
-                source.read,
-                schema,
-                split_folder,
-                file_name=lambda i: posixpath.basename(paths[i]),
-            )
-            if sum(s.size for s in pending) >= _UPLOAD_GROUP_BYTES or len(pending) >= 32:
-                done += upload(pending)
-                pending = []
-        if pending:
-            done += upload(pending)
-        return done
-
-    with bar:
-        results = _run_parallel(chunks, run, workers)
-    return sorted((pair for pairs in results for pair in pairs), key=lambda pair: pair[0].index)
-
-
-def _run_parallel(items: Sequence[_T], function: Callable[[_T], _R], workers: int) -> list[_R]:
-    if workers <= 1 or len(items) <= 1:
-        return [function(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
-        futures = [pool.submit(function, item) for item in items]
-        try:
-            return [future.result() for future in futures]
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    with progress_bar(source.num_shards, f"Pushing {source.name}", unit=" shards") as bar:
+        return write_and_upload(
+            plan,
+            jobs,
+            source.workers,
+            processes=source.processes,
+            client=client,
+            on_progress=bar.update,
+        )
 
 
 # -- the commit ----------------------------------------------------------------------
@@ -447,7 +390,7 @@ def _commit(
     target: PushTarget,
     start: tuple[str, _HubState],
     changed: Sequence[SplitSource],
-    uploads: Mapping[str, list[tuple[WrittenShard, CommitOperationAdd]]],
+    uploads: Mapping[str, list[Uploaded]],
     unchanged: Sequence[str],
     replace_splits: bool,
 ) -> Any:
@@ -533,9 +476,7 @@ def _branch_moved(error: Exception) -> bool:
     return False
 
 
-def _record(
-    source: SplitSource, uploaded: Sequence[tuple[WrittenShard, CommitOperationAdd]]
-) -> SplitRecord:
+def _record(source: SplitSource, uploaded: Sequence[Uploaded]) -> SplitRecord:
     return SplitRecord(
         name=source.name,
         num_examples=sum(shard.num_rows for shard, _ in uploaded),

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from dagster_ds.arrow._disk import _parse_size  # pyright: ignore[reportPrivateUsage]
 from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.features import Features
 from dagster_ds.hub._push import (
     PushResult,
     PushTarget,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_SHARD_SIZE = 500 << 20  # the anchor's config.MAX_SHARD_SIZE
 _BATCH_BYTES = 32 << 20
 _MAX_BATCH_ROWS = 1 << 20
+_STREAM_BATCH_ROWS = 10_000
 
 
 def dataset_source(
@@ -70,6 +72,91 @@ def dataset_source(
         requested_shards=num_shards,
         workers=num_proc or 1,
     )
+
+
+def iterable_source(
+    dataset: Any,
+    split: str,
+    num_shards: int | None,
+    max_shard_size: int | str | None,
+    num_proc: int | None,
+) -> SplitSource:
+    """A streaming dataset as its own shards, each read once, in Arrow batches.
+
+    ``num_shards`` defaults to the dataset's number of shards; with
+    ``max_shard_size`` the stream is read once first to measure it (as the
+    anchor does). More output shards than source shards are filled round robin.
+    """
+    features = dataset.features
+    if features is None:
+        features = _first_schema_features(dataset)
+    sources = int(dataset.num_shards)
+    count = num_shards
+    if count is None and max_shard_size is not None:
+        limit = _parse_size(max_shard_size)
+        if limit <= 0:
+            raise InvalidArgumentError(
+                f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
+            )
+        nbytes = sum(table.nbytes for table in _arrow_batches(dataset))
+        count = max(int(nbytes / limit) + 1, num_proc or 1)
+    if count is None:
+        count = max(sources, 1)
+
+    return SplitSource(
+        name=split,
+        fingerprint=dataset.fingerprint,
+        features=features,
+        lineage=tuple(getattr(dataset, "lineage", ())),
+        num_sources=sources,
+        read=_StreamReader(dataset, sources),
+        num_shards=count,
+        requested_shards=num_shards,
+        workers=num_proc or 1,
+        processes=(num_proc or 1) > 1,
+    )
+
+
+class _StreamReader:
+    """Reads source shard ``index`` of a stream; pickles (with dill) for worker processes."""
+
+    def __init__(self, dataset: Any, num_sources: int) -> None:
+        self.dataset = dataset
+        self.num_sources = num_sources
+
+    def __call__(self, index: int) -> Iterator[pa.Table]:
+        shard = self.dataset.shard(num_shards=self.num_sources, index=index, contiguous=True)
+        return _arrow_batches(shard)
+
+
+def _arrow_batches(dataset: Any) -> Iterator[pa.Table]:
+    return dataset.with_format("arrow").iter(batch_size=_STREAM_BATCH_ROWS)
+
+
+def _first_schema_features(dataset: Any) -> Features:
+    """The features of a stream whose features are unknown (after a map): its first batch's."""
+    first = next(iter(dataset.with_format("arrow").iter(batch_size=1)), None)
+    if first is None:
+        raise InvalidArgumentError(
+            "push_to_hub: the streaming dataset is empty and its features are unknown; "
+            "cast it to known features first (ds.cast(features))."
+        )
+    return Features.from_arrow_schema(first.schema)
+
+
+def push_iterable(
+    dataset: Any,
+    target: PushTarget,
+    split: str | None,
+    max_shard_size: int | str | None,
+    num_shards: int | None,
+    num_proc: int | None,
+) -> PushResult:
+    """`IterableDataset.push_to_hub` (see there)."""
+    name = split if split is not None else dataset.split or "train"
+    check_push_arguments(target, [name], max_shard_size, {name: num_shards})
+    source = iterable_source(dataset, name, num_shards, max_shard_size, num_proc)
+    return push_splits(target, [source], replace_splits=False)
 
 
 def push_dataset(
