@@ -179,7 +179,7 @@ def _is_hub_repo(path: str) -> bool:
     """Whether ``path`` names a Hub dataset repository rather than local files."""
     from dagster_ds.hub._load import looks_like_hub_id
 
-    return looks_like_hub_id(path) and not os.path.exists(path)
+    return looks_like_hub_id(path)
 
 
 def _format_and_files(

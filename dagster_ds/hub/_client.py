@@ -168,9 +168,14 @@ class HubClient:
                 "token with write access (token=... or HF_TOKEN), or check the endpoint."
             ) from error
         if isinstance(error, hf_errors.RepositoryNotFoundError):
+            hint = (
+                "no local file or folder has that name either"
+                if action == "load_dataset"
+                else "push_to_hub creates missing repositories"
+            )
             raise RepoNotFoundError(
                 f"{where}: no such dataset repository, or the token cannot see it ({detail}). "
-                "Check the id and the token; push_to_hub creates missing repositories."
+                f"Check the id and the token ({hint})."
             ) from error
         if isinstance(error, hf_errors.HFValidationError):
             raise InvalidRepoIdError(f"{where}: {detail}") from error

@@ -15,15 +15,16 @@ the repository) if given; else the card's ``configs`` entry for the config (the
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.errors import InvalidArgumentError, UnknownFormatError
 from dagster_ds.features import Features
-from dagster_ds.formats import FORMATS
+from dagster_ds.formats import FORMATS, infer_format
 from dagster_ds.hub._card import CARD_FILE, Card, normalize_data_files
 from dagster_ds.hub._client import HubClient, check_repo_id
 
@@ -33,8 +34,21 @@ _IGNORED = {CARD_FILE, ".gitattributes", "dataset_infos.json"}
 
 
 def looks_like_hub_id(path: str) -> bool:
-    """Whether ``load_dataset(path)`` names a Hub repository (``namespace/name``, no protocol)."""
-    return bool(_HUB_ID.match(path)) and path.split("/")[0] not in FORMATS
+    """Whether ``load_dataset(path)`` names a Hub repository rather than local files.
+
+    That is ``namespace/name`` (no protocol), where neither the path nor its first
+    folder exists here and the name has no data file extension (``data/x.jsonl``
+    is a missing local file, not a repository).
+    """
+    if not _HUB_ID.match(path) or path.split("/")[0] in FORMATS:
+        return False
+    if os.path.exists(path) or os.path.isdir(path.split("/")[0]):
+        return False
+    try:
+        infer_format(path)
+    except UnknownFormatError:
+        return True
+    return False
 
 
 @dataclass(frozen=True)

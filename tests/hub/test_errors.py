@@ -15,6 +15,7 @@ from huggingface_hub import HfApi
 
 from dagster_ds import Dataset, DatasetDict, load_dataset
 from dagster_ds.errors import (
+    DataFilesNotFoundError,
     HubAuthError,
     HubRequestError,
     InvalidArgumentError,
@@ -92,8 +93,10 @@ def test_loading_a_missing_repository_or_config_says_so(
     local_hub: LocalHubServer,
 ) -> None:
     endpoint = local_hub.endpoint
-    with pytest.raises(RepoNotFoundError, match="user/absent"):
+    with pytest.raises(RepoNotFoundError, match=r"user/absent.*no local file or folder"):
         load_dataset("user/absent", split="train", endpoint=endpoint)
+    with pytest.raises(DataFilesNotFoundError):  # a missing local file, not a repository
+        load_dataset("data/train.jsonl", split="train", endpoint=endpoint)
     Dataset.from_dict({"a": [1]}).push_to_hub("user/configs", "en", endpoint=endpoint)
     with pytest.raises(InvalidArgumentError, match=r"no config named 'de'.*\['en'\]"):
         load_dataset("user/configs", "de", endpoint=endpoint)
