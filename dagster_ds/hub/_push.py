@@ -206,6 +206,7 @@ def push_splits(
         if len(unchanged) == len(sources):
             return _skipped(client, repo_id, branch, head, state, target, names, fingerprints)
         changed = [source for source in sources if source.name not in unchanged]
+        _check_card_update(state, target, changed, replace_splits)
         with tempfile.TemporaryDirectory(prefix="dagster-ds-push-") as folder:
             uploads = {
                 source.name: _write_and_upload(client, repo_id, target, source, folder)
@@ -286,6 +287,25 @@ def _read_state(client: HubClient, repo_id: str, commit: str, data_dir: str) -> 
         text = client.read_text(repo_id, commit, CARD_FILE)
     in_data_dir = {path: size for path, size in files.items() if path.startswith(f"{data_dir}/")}
     return _HubState(Card.parse(text), in_data_dir, tuple(files))
+
+
+def _check_card_update(
+    state: _HubState, target: PushTarget, changed: Sequence[SplitSource], replace_splits: bool
+) -> None:
+    """Raise now, before any upload, what updating the card would raise (features, default)."""
+    placeholders = [
+        SplitRecord(source.name, 0, 0, 0, source.fingerprint, source.lineage) for source in changed
+    ]
+    state.card.updated(
+        config_name=target.config_name,
+        data_dir=target.directory,
+        features=changed[-1].features,
+        splits=placeholders,
+        deleted_bytes=0,
+        replace_splits=replace_splits,
+        set_default=target.set_default,
+        repo_files=state.repo_files,
+    )
 
 
 def _shard_paths(data_dir: str, split: str, num_shards: int) -> list[str]:

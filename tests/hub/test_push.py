@@ -240,9 +240,11 @@ def test_a_split_with_other_features_than_its_siblings_is_refused(
     make(3).push_to_hub("user/mixed", endpoint=local_hub.endpoint)
     before = commits(hub_api, "user/mixed")
     other = Dataset.from_dict({"x": [1, 2]})
+    blobs = sorted((local_hub.data_dir / "blobs").rglob("*"))
     with pytest.raises(HubFeaturesMismatchError, match=r"differ from those of its other splits"):
         other.push_to_hub("user/mixed", split="test", endpoint=local_hub.endpoint)
     assert commits(hub_api, "user/mixed") == before
+    assert sorted((local_hub.data_dir / "blobs").rglob("*")) == blobs  # refused before uploading
 
 
 def test_an_empty_dataset_is_one_empty_shard(local_hub: LocalHubServer, hub_api: Any) -> None:
