@@ -18,10 +18,16 @@ from dagster_ds.errors import DagsterDsWarning as DagsterDsWarning
 from dagster_ds.errors import DataFilesNotFoundError as DataFilesNotFoundError
 from dagster_ds.errors import DuplicateColumnError as DuplicateColumnError
 from dagster_ds.errors import FeatureError as FeatureError
+from dagster_ds.errors import HubAuthError as HubAuthError
+from dagster_ds.errors import HubFeaturesMismatchError as HubFeaturesMismatchError
+from dagster_ds.errors import HubRequestError as HubRequestError
 from dagster_ds.errors import InvalidArgumentError as InvalidArgumentError
 from dagster_ds.errors import InvalidFingerprintError as InvalidFingerprintError
+from dagster_ds.errors import InvalidRepoIdError as InvalidRepoIdError
 from dagster_ds.errors import MalformedFileError as MalformedFileError
 from dagster_ds.errors import NotASavedDatasetError as NotASavedDatasetError
+from dagster_ds.errors import RepoNotFoundError as RepoNotFoundError
+from dagster_ds.errors import RevisionNotFoundError as RevisionNotFoundError
 from dagster_ds.errors import TransformOutputError as TransformOutputError
 from dagster_ds.errors import UnhashableError as UnhashableError
 from dagster_ds.errors import UnhashableTransformWarning as UnhashableTransformWarning
@@ -58,13 +64,19 @@ __all__ = [
     "FeatureError",
     "Features",
     "Hasher",
+    "HubAuthError",
+    "HubFeaturesMismatchError",
+    "HubRequestError",
     "InvalidArgumentError",
     "InvalidFingerprintError",
+    "InvalidRepoIdError",
     "IterableDataset",
     "IterableDatasetDict",
     "List",
     "MalformedFileError",
     "NotASavedDatasetError",
+    "RepoNotFoundError",
+    "RevisionNotFoundError",
     "Sequence",
     "TransformOutputError",
     "UnhashableError",

@@ -28,6 +28,12 @@ inherits that builtin too::
     ├── RowCountMismatchError (ValueError)  datasets joined side by side differ in length
     ├── InvalidStateError (ValueError)  a state_dict does not fit the streaming dataset
     ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
+    ├── HubRequestError                             a Hugging Face Hub refused or failed a request
+    │   ├── InvalidRepoIdError (InvalidArgumentError)  a repository id is malformed
+    │   ├── HubAuthError (PermissionError)          the token is missing, wrong or lacks rights
+    │   ├── RepoNotFoundError (LookupError)         no such dataset repository (or no access)
+    │   ├── RevisionNotFoundError (LookupError)     no such branch, tag or commit in a repository
+    │   └── HubFeaturesMismatchError (ValueError)   pushed features differ from the config's others
     ├── CacheError                                  a cache operation failed
     │   ├── CacheMetadataError (TypeError)          entry metadata is not JSON data
     │   ├── CacheWriterError (ValueError)           an entry writer was misused
@@ -38,8 +44,7 @@ inherits that builtin too::
     │   ├── DatasetAssetDefinitionError (ValueError)  a dataset asset or source is declared wrongly
     │   ├── DatasetAssetOutputError (TypeError)     a transform returned something not a dataset
     │   ├── DatasetSourceNotFoundError (FileNotFoundError)  a source's path matches no file
-    │   ├── DatasetNotStoredError (FileNotFoundError)  storage lacks a recorded fingerprint
-    │   └── HubPushError (RuntimeError)             pushing an asset's dataset to the Hub failed
+    │   └── DatasetNotStoredError (FileNotFoundError)  storage lacks a recorded fingerprint
     └── LocalHubError                               the local Hub server failed or refused
         ├── LocalHubStartError (RuntimeError)       the server did not start listening
         ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
@@ -59,7 +64,9 @@ inherits that builtin too::
 
 Messages say what failed, show the offending value, and say how to fix it.
 
-The ``Hub*`` errors are raised by the local Hub server's storage
+`HubRequestError` and its subclasses are raised on the client side (`push_to_hub`,
+`load_dataset` of a Hub repository); their messages never contain the token.
+The ``LocalHubError`` family is raised by the local Hub server's storage
 (`dagster_ds.testing`); the server turns each into the HTTP status and
 ``X-Error-Code`` the real Hub uses, so ``huggingface_hub`` raises its own
 classes (``RepositoryNotFoundError``, ``RevisionNotFoundError``, ...).
@@ -89,13 +96,15 @@ __all__ = [
     "DuplicateColumnError",
     "FeatureError",
     "FormatOptionError",
+    "HubAuthError",
     "HubBadRequestError",
     "HubConflictError",
     "HubDataDirError",
     "HubEntryNotFoundError",
+    "HubFeaturesMismatchError",
     "HubNotFoundError",
-    "HubPushError",
     "HubRepositoryNotFoundError",
+    "HubRequestError",
     "HubRevisionNotFoundError",
     "HubStaleParentError",
     "HubUnauthorizedError",
@@ -104,12 +113,15 @@ __all__ = [
     "InvalidDataFilesError",
     "InvalidFilterError",
     "InvalidFingerprintError",
+    "InvalidRepoIdError",
     "InvalidStateError",
     "LocalHubError",
     "LocalHubStartError",
     "MalformedFileError",
     "NotASavedDatasetError",
     "OrchestrationError",
+    "RepoNotFoundError",
+    "RevisionNotFoundError",
     "RowCountMismatchError",
     "RowGroupIndexError",
     "SchemaMismatchError",
@@ -307,6 +319,30 @@ class NotASavedDatasetError(DagsterDsError, FileNotFoundError):
     """load_from_disk found no dataset saved by save_to_disk at a path."""
 
 
+class HubRequestError(DagsterDsError):
+    """A Hugging Face Hub refused or failed a request made by push_to_hub or load_dataset."""
+
+
+class InvalidRepoIdError(HubRequestError, InvalidArgumentError):
+    """A repository id is not ``name`` or ``namespace/name`` with allowed characters."""
+
+
+class HubAuthError(HubRequestError, PermissionError):
+    """The Hub refused the token: missing, wrong, or without the rights the request needs."""
+
+
+class RepoNotFoundError(HubRequestError, LookupError):
+    """No dataset repository with that id exists, or the token cannot see it."""
+
+
+class RevisionNotFoundError(HubRequestError, LookupError):
+    """No branch, tag, pull-request ref or commit with that name exists in the repository."""
+
+
+class HubFeaturesMismatchError(HubRequestError, ValueError):
+    """A pushed split's features differ from those of the config's other splits on the Hub."""
+
+
 class CacheError(DagsterDsError):
     """A cache operation failed."""
 
@@ -353,10 +389,6 @@ class DatasetSourceNotFoundError(OrchestrationError, FileNotFoundError):
 
 class DatasetNotStoredError(OrchestrationError, FileNotFoundError):
     """The IO manager's storage does not hold the fingerprint Dagster recorded for an asset."""
-
-
-class HubPushError(OrchestrationError, RuntimeError):
-    """Pushing an asset's dataset to the Hub failed (the cause is chained)."""
 
 
 class LocalHubError(DagsterDsError):

@@ -52,6 +52,9 @@ def load_dataset(
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
     **reader_options: Any,
 ) -> Dataset: ...
 @overload
@@ -66,6 +69,9 @@ def load_dataset(
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
     **reader_options: Any,
 ) -> DatasetDict: ...
 @overload
@@ -81,6 +87,9 @@ def load_dataset(
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
     **reader_options: Any,
 ) -> IterableDataset: ...
 @overload
@@ -96,6 +105,9 @@ def load_dataset(
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
     **reader_options: Any,
 ) -> IterableDatasetDict: ...
 def load_dataset(
@@ -109,6 +121,9 @@ def load_dataset(
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
     **reader_options: Any,
 ) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     r"""Load a dataset from data files, as ``datasets.load_dataset`` does.
@@ -124,6 +139,16 @@ def load_dataset(
     `IterableDataset` (one shard per file) read lazily, batch by batch, in bounded
     memory; its fingerprint equals the non-streaming dataset's.
 
+    ``path`` may also be a Hub dataset repository, ``"namespace/name"`` (when no
+    local file or folder has that name): ``name`` picks a config of its card
+    (default: the card's default config), ``revision`` a branch, tag or commit,
+    ``token`` the access token. Files are read through ``HfFileSystem`` at the
+    resolved commit, whose id is part of the fingerprint: a new commit on the Hub
+    gives a new fingerprint, the same commit reuses the cache in any process.
+    The card's ``dataset_info`` features are used (so `ClassLabel` names come
+    back). The Hub is ``endpoint`` if given, else ``HF_ENDPOINT`` (read at call
+    time), else https://huggingface.co.
+
     Returns:
         The ``split`` asked for, else a `DatasetDict` of every split
         (`IterableDataset` and `IterableDatasetDict` when streaming).
@@ -135,8 +160,20 @@ def load_dataset(
         >>> load_dataset("json", data_files=str(folder / "rows.jsonl"), split="train")["a"][:]
         [1, 2]
     """
-    del name
-    fmt, patterns = _format_and_files(path, data_dir, data_files)
+    origin: dict[str, Any] | None = None
+    if _is_hub_repo(path):
+        from dagster_ds.hub._load import resolve_hub_dataset
+
+        hub = resolve_hub_dataset(
+            path, name, data_dir, data_files, revision=revision, token=token, endpoint=endpoint
+        )
+        fmt, patterns, origin = None, hub.data_files, hub.origin
+        storage_options = {**hub.storage_options, **dict(storage_options or {})}
+        if features is None and hub.features is not None:
+            wanted_columns = list(columns) if columns is not None else list(hub.features)
+            features = Features({c: hub.features[c] for c in wanted_columns if c in hub.features})
+    else:
+        fmt, patterns = _format_and_files(path, data_dir, data_files)
     resolved = resolve_data_files(patterns, storage_options=storage_options)
     if split is not None and split not in resolved:
         raise InvalidArgumentError(
@@ -156,10 +193,18 @@ def load_dataset(
             storage_options,
         )
     loaded = {
-        name: _load_split(
-            name, resolved[name], fmt, features, columns, filters, reader_options, storage_options
+        wanted_split: _load_split(
+            wanted_split,
+            resolved[wanted_split],
+            fmt,
+            features,
+            columns,
+            filters,
+            reader_options,
+            storage_options,
+            origin,
         )
-        for name in wanted
+        for wanted_split in wanted
     }
     return loaded[split] if split is not None else DatasetDict(loaded)
 
@@ -179,6 +224,13 @@ def load_from_disk(
         [1]
     """
     return Dataset.load_from_disk(dataset_path, keep_in_memory, storage_options)
+
+
+def _is_hub_repo(path: str) -> bool:
+    """Whether ``path`` names a Hub dataset repository rather than local files."""
+    from dagster_ds.hub._load import looks_like_hub_id
+
+    return looks_like_hub_id(path)
 
 
 def _format_and_files(
@@ -205,9 +257,12 @@ def _load_split(
     filters: Filters | None,
     options: Mapping[str, Any],
     storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
 ) -> Dataset:
     file_format = fmt or infer_format([file.url for file in files])
     args = _load_args(files, file_format, features, columns, filters, options, storage_options)
+    if origin is not None:
+        args["origin"] = dict(origin)
     fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
     transform = Transform("load_dataset", (), fingerprint, tree)
 

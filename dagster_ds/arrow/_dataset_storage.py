@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
+    from dagster_ds.hub import PushResult
 
 
 class StorageMethods:
@@ -115,6 +116,80 @@ class StorageMethods:
         from dagster_ds.arrow._cleanup import cleanup_cache_files
 
         return cleanup_cache_files(dataset)
+
+    def push_to_hub(
+        self,
+        repo_id: str,
+        config_name: str = "default",
+        set_default: bool | None = None,
+        split: str | None = None,
+        data_dir: str | None = None,
+        commit_message: str | None = None,
+        commit_description: str | None = None,
+        private: bool | None = None,
+        token: str | None = None,
+        revision: str | None = None,
+        create_pr: bool | None = False,
+        max_shard_size: int | str | None = None,
+        num_shards: int | None = None,
+        embed_external_files: bool = True,
+        num_proc: int | None = None,
+        *,
+        endpoint: str | None = None,
+    ) -> PushResult:
+        """Push to a Hub dataset repository as Parquet shards, in one commit; skip if unchanged.
+
+        The layout is the anchor's (``<data_dir>/<split>-XXXXX-of-YYYYY.parquet``
+        and README.md with ``dataset_info`` and ``configs``), so
+        ``datasets.load_dataset(repo_id)`` reads it; other configs and splits on
+        the Hub are kept. The card also records the fingerprint and lineage. If
+        it already records this fingerprint for ``config_name``/``split`` (same
+        ``data_dir``, and same ``num_shards`` when given), no commit is made and
+        the result says ``skipped``. Otherwise shards are written to temporary
+        files one job at a time (``num_proc`` jobs in parallel, threads),
+        pre-uploaded, and committed with the card in ONE commit: readers never
+        see a half-pushed split, and an interrupted push leaves the branch as it
+        was (a retry finds the uploaded files on the Hub). A missing repository
+        is created (``private``), but a missing ``revision`` is an error: create
+        the branch first. ``embed_external_files`` has no effect (there are no
+        media features). ``endpoint``: the Hub's address (default
+        ``HF_ENDPOINT``, else huggingface.co).
+
+        Returns:
+            A `PushResult` (commit id and URL, or ``skipped=True``).
+
+        Raises:
+            InvalidRepoIdError: ``repo_id`` is malformed (nothing was sent).
+            HubAuthError: the token is missing or refused.
+            RevisionNotFoundError: ``revision`` does not exist.
+            HubFeaturesMismatchError: the config's other splits have other features.
+
+        Example:
+            >>> from dagster_ds.testing import LocalHubServer
+            >>> ds = Dataset.from_dict({"a": [1, 2]})
+            >>> with LocalHubServer() as hub:
+            ...     result = ds.push_to_hub("user/demo", num_shards=2, endpoint=hub.endpoint)
+            >>> result.files
+            ('data/train-00000-of-00002.parquet', 'data/train-00001-of-00002.parquet')
+        """
+        from dagster_ds.hub._push import PushTarget
+        from dagster_ds.hub._sources import push_dataset
+
+        del embed_external_files
+        target = PushTarget(
+            repo_id=repo_id,
+            config_name=config_name,
+            set_default=set_default,
+            data_dir=data_dir,
+            commit_message=commit_message,
+            commit_description=commit_description,
+            private=private,
+            token=token,
+            revision=revision,
+            create_pr=create_pr,
+            endpoint=endpoint,
+        )
+        return push_dataset(_as_dataset(self), target, split, max_shard_size, num_shards, num_proc)
 
     @classmethod
     def load_from_disk(

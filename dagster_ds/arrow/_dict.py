@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from dagster_ds.arrow._dataset import Dataset
+
+if TYPE_CHECKING:
+    from dagster_ds.hub import PushResult
 
 
 class DatasetDict(dict[str, Dataset]):
@@ -85,6 +89,60 @@ class DatasetDict(dict[str, Dataset]):
     def flatten_indices(self, *args: Any, **kwargs: Any) -> DatasetDict:
         """`Dataset.flatten_indices` on every split."""
         return self._each("flatten_indices", *args, **kwargs)
+
+    def push_to_hub(
+        self,
+        repo_id: str,
+        config_name: str = "default",
+        set_default: bool | None = None,
+        data_dir: str | None = None,
+        commit_message: str | None = None,
+        commit_description: str | None = None,
+        private: bool | None = None,
+        token: str | None = None,
+        revision: str | None = None,
+        create_pr: bool | None = False,
+        max_shard_size: int | str | None = None,
+        num_shards: Mapping[str, int | None] | None = None,
+        embed_external_files: bool = True,
+        num_proc: int | None = None,
+        *,
+        endpoint: str | None = None,
+    ) -> PushResult:
+        """Push every split to a Hub dataset repository in ONE commit (see `Dataset.push_to_hub`).
+
+        As the anchor does, the config's splits become exactly this dict's and
+        its data folder holds only their files; other configs are kept.
+        ``num_shards`` is a dict of split to count. Splits whose fingerprint the
+        card already records keep their files; if all do, no commit is made.
+
+        Example:
+            >>> from dagster_ds.testing import LocalHubServer
+            >>> splits = DatasetDict({"train": Dataset.from_dict({"a": [1, 2]}),
+            ...                       "test": Dataset.from_dict({"a": [3]})})
+            >>> with LocalHubServer() as hub:
+            ...     result = splits.push_to_hub("user/demo", endpoint=hub.endpoint)
+            >>> result.splits, dict(result.num_rows)
+            (('train', 'test'), {'train': 2, 'test': 1})
+        """
+        from dagster_ds.hub._push import PushTarget
+        from dagster_ds.hub._sources import push_dataset_dict
+
+        del embed_external_files
+        target = PushTarget(
+            repo_id=repo_id,
+            config_name=config_name,
+            set_default=set_default,
+            data_dir=data_dir,
+            commit_message=commit_message,
+            commit_description=commit_description,
+            private=private,
+            token=token,
+            revision=revision,
+            create_pr=create_pr,
+            endpoint=endpoint,
+        )
+        return push_dataset_dict(self, target, max_shard_size, num_shards, num_proc)
 
     def __repr__(self) -> str:
         body = "\n".join(

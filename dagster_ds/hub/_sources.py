@@ -1,0 +1,204 @@
+"""Datasets as splits to push: how many shards, and how each source shard is read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from dagster_ds.arrow._disk import _parse_size  # pyright: ignore[reportPrivateUsage]
+from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.features import Features
+from dagster_ds.hub._push import (
+    PushResult,
+    PushTarget,
+    SplitSource,
+    check_push_arguments,
+    push_splits,
+)
+from dagster_ds.hub._shards import split_evenly
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow import Dataset, DatasetDict
+
+DEFAULT_MAX_SHARD_SIZE = 500 << 20  # the anchor's config.MAX_SHARD_SIZE
+_BATCH_BYTES = 32 << 20
+_MAX_BATCH_ROWS = 1 << 20
+_STREAM_BATCH_ROWS = 10_000
+
+
+def dataset_source(
+    dataset: Dataset,
+    split: str,
+    num_shards: int | None,
+    max_shard_size: int | str | None,
+    num_proc: int | None,
+) -> SplitSource:
+    """A map-style dataset as ``num_shards`` contiguous row ranges (the anchor's sharding).
+
+    Without ``num_shards``, the count is the dataset's Arrow size over
+    ``max_shard_size`` (500 MiB by default) plus one, and at least ``num_proc``.
+    """
+    rows = len(dataset)
+    table = dataset.data
+    nbytes = table.nbytes * rows // table.num_rows if table.num_rows else 0
+    count = num_shards
+    if count is None:
+        limit = (
+            _parse_size(max_shard_size) if max_shard_size is not None else DEFAULT_MAX_SHARD_SIZE
+        )
+        if limit <= 0:
+            raise InvalidArgumentError(
+                f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
+            )
+        count = max(int(nbytes / limit) + 1, num_proc or 1)
+    row_bytes = max(nbytes // rows, 1) if rows else 1
+    batch_rows = max(1, min(_BATCH_BYTES // row_bytes, _MAX_BATCH_ROWS))
+
+    def read(index: int) -> Iterator[pa.Table]:
+        start, stop = split_evenly(rows, count, index)
+        for offset in range(start, stop, batch_rows):
+            yield dataset._read(slice(offset, min(offset + batch_rows, stop)))  # pyright: ignore[reportPrivateUsage]
+
+    return SplitSource(
+        name=split,
+        fingerprint=dataset.fingerprint,
+        features=dataset.features,
+        lineage=dataset.lineage,
+        num_sources=count,
+        read=read,
+        num_shards=count,
+        requested_shards=num_shards,
+        workers=num_proc or 1,
+    )
+
+
+def iterable_source(
+    dataset: Any,
+    split: str,
+    num_shards: int | None,
+    max_shard_size: int | str | None,
+    num_proc: int | None,
+) -> SplitSource:
+    """A streaming dataset as its own shards, each read once, in Arrow batches.
+
+    ``num_shards`` defaults to the dataset's number of shards; with
+    ``max_shard_size`` the stream is read once first to measure it (as the
+    anchor does). More output shards than source shards are filled round robin.
+    """
+    features = dataset.features
+    if features is None:
+        features = _first_schema_features(dataset)
+    sources = int(dataset.num_shards)
+    count = num_shards
+    if count is None and max_shard_size is not None:
+        limit = _parse_size(max_shard_size)
+        if limit <= 0:
+            raise InvalidArgumentError(
+                f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
+            )
+        nbytes = sum(table.nbytes for table in _arrow_batches(dataset))
+        count = max(int(nbytes / limit) + 1, num_proc or 1)
+    if count is None:
+        count = max(sources, 1)
+
+    return SplitSource(
+        name=split,
+        fingerprint=dataset.fingerprint,
+        features=features,
+        lineage=tuple(getattr(dataset, "lineage", ())),
+        num_sources=sources,
+        read=_StreamReader(dataset, sources),
+        num_shards=count,
+        requested_shards=num_shards,
+        workers=num_proc or 1,
+        processes=(num_proc or 1) > 1,
+    )
+
+
+class _StreamReader:
+    """Reads source shard ``index`` of a stream; pickles (with dill) for worker processes."""
+
+    def __init__(self, dataset: Any, num_sources: int) -> None:
+        self.dataset = dataset
+        self.num_sources = num_sources
+
+    def __call__(self, index: int) -> Iterator[pa.Table]:
+        shard = self.dataset.shard(num_shards=self.num_sources, index=index, contiguous=True)
+        return _arrow_batches(shard)
+
+
+def _arrow_batches(dataset: Any) -> Iterator[pa.Table]:
+    return dataset.with_format("arrow").iter(batch_size=_STREAM_BATCH_ROWS)
+
+
+def _first_schema_features(dataset: Any) -> Features:
+    """The features of a stream whose features are unknown (after a map): its first batch's."""
+    first = next(iter(dataset.with_format("arrow").iter(batch_size=1)), None)
+    if first is None:
+        raise InvalidArgumentError(
+            "push_to_hub: the streaming dataset is empty and its features are unknown; "
+            "cast it to known features first (ds.cast(features))."
+        )
+    return Features.from_arrow_schema(first.schema)
+
+
+def push_iterable(
+    dataset: Any,
+    target: PushTarget,
+    split: str | None,
+    max_shard_size: int | str | None,
+    num_shards: int | None,
+    num_proc: int | None,
+) -> PushResult:
+    """`IterableDataset.push_to_hub` (see there)."""
+    name = split if split is not None else dataset.split or "train"
+    check_push_arguments(target, [name], max_shard_size, {name: num_shards})
+    source = iterable_source(dataset, name, num_shards, max_shard_size, num_proc)
+    return push_splits(target, [source], replace_splits=False)
+
+
+def push_dataset(
+    dataset: Dataset,
+    target: PushTarget,
+    split: str | None,
+    max_shard_size: int | str | None,
+    num_shards: int | None,
+    num_proc: int | None,
+) -> PushResult:
+    """`Dataset.push_to_hub` (see there)."""
+    name = split if split is not None else dataset.split or "train"
+    check_push_arguments(target, [name], max_shard_size, {name: num_shards})
+    source = dataset_source(dataset, name, num_shards, max_shard_size, num_proc)
+    return push_splits(target, [source], replace_splits=False)
+
+
+def push_dataset_dict(
+    splits: DatasetDict,
+    target: PushTarget,
+    max_shard_size: int | str | None,
+    num_shards: Mapping[str, int | None] | None,
+    num_proc: int | None,
+) -> PushResult:
+    """`DatasetDict.push_to_hub` (see there)."""
+    shards: Mapping[str, Any] = num_shards or {}
+    if not isinstance(shards, Mapping):
+        raise InvalidArgumentError(
+            "DatasetDict.push_to_hub: num_shards must be a dict of split to count, e.g. "
+            f"{{'train': 8, 'test': 1}}; got {num_shards!r}."
+        )
+    unknown = sorted(set(shards) - set(splits))
+    if unknown:
+        raise InvalidArgumentError(
+            f"DatasetDict.push_to_hub: num_shards names unknown split(s) {unknown}; the splits "
+            f"are {sorted(splits)}."
+        )
+    if not splits:
+        raise InvalidArgumentError("DatasetDict.push_to_hub: the DatasetDict has no split.")
+    check_push_arguments(target, list(splits), max_shard_size, dict(shards))
+    sources = [
+        dataset_source(dataset, name, shards.get(name), max_shard_size, num_proc)
+        for name, dataset in splits.items()
+    ]
+    return push_splits(target, sources, replace_splits=True)

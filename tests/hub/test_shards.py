@@ -1,0 +1,89 @@
+"""Output shards from source shards: the anchor's contiguous groups and round robin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dagster_ds.hub._shards import plan_jobs, split_evenly, write_job
+
+SCHEMA = pa.schema([("row", pa.int64())])
+
+
+def push_rows(
+    sources: list[list[int]], num_shards: int, folder: Path, batch: int
+) -> list[list[int | None]]:
+    """The rows of each output shard when ``sources`` are written as ``num_shards`` files."""
+
+    def read(index: int) -> Iterator[pa.Table]:
+        rows = sources[index]
+        for start in range(0, len(rows), batch):
+            yield pa.table({"row": rows[start : start + batch]}, schema=SCHEMA)
+
+    out: dict[int, list[int | None]] = {}
+    for number, job in enumerate(plan_jobs(len(sources), num_shards)):
+        job_folder = folder / f"job-{number}"
+        job_folder.mkdir(parents=True)
+        for shard in write_job(job, read, SCHEMA, str(job_folder), buffer_bytes=1 << 20):
+            out[shard.index] = pq.read_table(shard.path).column("row").to_pylist()
+            assert shard.num_rows == len(out[shard.index])
+    assert sorted(out) == list(range(num_shards))
+    return [out[i] for i in range(num_shards)]
+
+
+def anchor_rows(sources: list[list[int]], num_shards: int) -> list[list[int | None]]:
+    """The anchor's assignment (datasets.IterableDataset._write_parquet_shards), by its helper."""
+    from datasets.iterable_dataset import _split_evenly  # pyright: ignore[reportPrivateUsage]
+
+    num_sources = len(sources)
+    if num_shards <= num_sources:
+        return [
+            [row for s in range(*_split_evenly(num_sources, num_shards, i)) for row in sources[s]]
+            for i in range(num_shards)
+        ]
+    out: list[list[int | None]] = [[] for _ in range(num_shards)]
+    for s, rows in enumerate(sources):
+        first, end = _split_evenly(num_shards, num_sources, s)
+        for position, row in enumerate(rows):
+            out[first + position % (end - first)].append(row)
+    return out
+
+
+def test_ten_rows_in_one_source_as_twelve_shards(tmp_path: Path) -> None:
+    shards = push_rows([list(range(10))], 12, tmp_path, batch=4)
+    assert [len(rows) for rows in shards] == [1] * 10 + [0, 0]
+
+
+def test_ten_rows_in_two_sources_as_five_shards(tmp_path: Path) -> None:
+    shards = push_rows([[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], 5, tmp_path, batch=2)
+    assert shards == [[0, 3], [1, 4], [2], [5, 7, 9], [6, 8]]
+
+
+def test_fewer_outputs_than_sources_are_contiguous_groups(tmp_path: Path) -> None:
+    shards = push_rows([[0], [1, 2], [3], [4, 5], [6]], 2, tmp_path, batch=1)
+    assert shards == [[0, 1, 2, 3], [4, 5, 6]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 9), min_size=1, max_size=5),
+    num_shards=st.integers(1, 12),
+    batch=st.integers(1, 4),
+)
+def test_the_assignment_is_the_anchors(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], num_shards: int, batch: int
+) -> None:
+    rows = iter(range(sum(sizes)))
+    sources = [[next(rows) for _ in range(size)] for size in sizes]
+    folder = tmp_path_factory.mktemp("shards")
+    assert push_rows(sources, num_shards, folder, batch) == anchor_rows(sources, num_shards)
+
+
+def test_split_evenly_puts_the_larger_parts_first() -> None:
+    assert [split_evenly(10, 4, part) for part in range(4)] == [(0, 3), (3, 6), (6, 8), (8, 10)]
