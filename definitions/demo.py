@@ -17,13 +17,15 @@ import dagster as dg
 
 ROOT = Path(__file__).resolve().parent.parent / ".demo"
 HOME = ROOT / "dagster_home"
-# One process per step, forked from a server that imported the pipeline once.
+# One process per step, forked from a server that imported the pipeline once; the
+# console shows Dagster's INFO messages (what ran, what was skipped and why), not DEBUG.
 RUN_CONFIG = {
     "execution": {
         "config": {
             "multiprocess": {"start_method": {"forkserver": {"preload_modules": ["definitions"]}}}
         }
-    }
+    },
+    "loggers": {"console": {"config": {"log_level": "INFO"}}},
 }
 
 

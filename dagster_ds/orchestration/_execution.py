@@ -275,7 +275,7 @@ def _push(
         )
     result = hub.push(dataset, spec.push_to_hub)
     status = "skipped (unchanged)" if result.skipped else "pushed"
-    context.log.info(f"Hub push {status}: {result.commit_url}")
+    context.log.info(f"Hub: {status}, {result.commit_url}")
     return {
         Key.HUB_PUSH.value: status,
         Key.HUB_TARGET.value: _target(spec, hub),
