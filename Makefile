@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test check lint types unit bench clean
+.PHONY: demo ui test check lint types unit bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -12,9 +12,16 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-## Set up and run the example pipeline.
+## Set up and run the example pipeline: from nothing, then again (everything skipped).
 demo: $(STAMP)
 	$(BIN)/python -m definitions.demo
+
+## Start the Dagster web UI (and daemon) on the demo's instance: http://127.0.0.1:3000
+DEMO := $(CURDIR)/.demo
+ui: $(STAMP)
+	mkdir -p $(DEMO)/dagster_home
+	DAGSTER_HOME=$(DEMO)/dagster_home DAGSTER_DS_CACHE=$(DEMO)/cache \
+		$(BIN)/dagster dev -w workspace.yaml
 
 ## Set up, then lint, type-check and run the whole test suite.
 test: check unit
@@ -36,4 +43,4 @@ bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .demo

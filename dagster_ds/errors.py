@@ -40,6 +40,12 @@ inherits that builtin too::
     │   ├── CacheFileNotFoundError (KeyError)       an entry has no file of that name
     │   ├── CacheFormatError (ValueError)           an entry's manifest format is unsupported
     │   └── CacheLockTimeoutError (TimeoutError)    waited too long for a fingerprint's lock
+    ├── OrchestrationError                          a dataset asset, source or resource failed
+    │   ├── DatasetAssetDefinitionError (ValueError)  a dataset asset or source is declared wrongly
+    │   ├── DatasetAssetOutputError (TypeError)     a transform returned something not a dataset
+    │   ├── DatasetSourceNotFoundError (FileNotFoundError)  a source's path matches no file
+    │   ├── DatasetNotStoredError (FileNotFoundError)  storage lacks a recorded fingerprint
+    │   └── HubPushError (RuntimeError)             pushing an asset's dataset to the Hub failed
     └── LocalHubError                               the local Hub server failed or refused
         ├── LocalHubStartError (RuntimeError)       the server did not start listening
         ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
@@ -84,6 +90,10 @@ __all__ = [
     "DagsterDsError",
     "DagsterDsWarning",
     "DataFilesNotFoundError",
+    "DatasetAssetDefinitionError",
+    "DatasetAssetOutputError",
+    "DatasetNotStoredError",
+    "DatasetSourceNotFoundError",
     "DuplicateColumnError",
     "FeatureError",
     "FormatOptionError",
@@ -94,6 +104,7 @@ __all__ = [
     "HubEntryNotFoundError",
     "HubFeaturesMismatchError",
     "HubNotFoundError",
+    "HubPushError",
     "HubRepositoryNotFoundError",
     "HubRequestError",
     "HubRevisionNotFoundError",
@@ -110,6 +121,7 @@ __all__ = [
     "LocalHubStartError",
     "MalformedFileError",
     "NotASavedDatasetError",
+    "OrchestrationError",
     "RepoNotFoundError",
     "RevisionNotFoundError",
     "RowCountMismatchError",
@@ -359,6 +371,30 @@ class CacheFormatError(CacheError, ValueError):
 
 class CacheLockTimeoutError(CacheError, TimeoutError):
     """Waiting for another process building the same fingerprint took too long."""
+
+
+class OrchestrationError(DagsterDsError):
+    """A dataset asset, source, IO manager or Hub resource failed (`dagster_ds.orchestration`)."""
+
+
+class DatasetAssetDefinitionError(OrchestrationError, ValueError):
+    """A dataset asset or source is declared wrongly (its parameters, its push target...)."""
+
+
+class DatasetAssetOutputError(OrchestrationError, TypeError):
+    """A dataset asset's function returned something that is not a dataset, or got one."""
+
+
+class DatasetSourceNotFoundError(OrchestrationError, FileNotFoundError):
+    """A dataset source's path, directory or glob matches no data file."""
+
+
+class DatasetNotStoredError(OrchestrationError, FileNotFoundError):
+    """The IO manager's storage does not hold the fingerprint Dagster recorded for an asset."""
+
+
+class HubPushError(OrchestrationError, RuntimeError):
+    """Pushing an asset's dataset to the Hub failed (the cause is chained)."""
 
 
 class LocalHubError(DagsterDsError):

@@ -1,22 +1,47 @@
-"""The example Dagster code location (``workspace.yaml`` loads ``defs`` from here)."""
+"""The example code location: ``workspace.yaml`` loads `defs` from here.
+
+Storage: ``$DAGSTER_DS_STORAGE`` (a folder or fsspec URL), else ``dagster_ds``
+in the Dagster instance's storage folder. Hub: the embedded local Hub (kept in
+the instance's storage folder), or huggingface.co when ``HF_TOKEN`` and
+``DAGSTER_DS_EXAMPLE_REPO`` are both set.
+"""
+
+import os
 
 import dagster as dg
-import pyarrow as pa
 
-from dagster_ds.fingerprint import Hasher, update_fingerprint
-from definitions.demo import tokenize
+from dagster_ds.orchestration import (
+    DatasetIOManager,
+    HubResource,
+    fingerprint_refresh_schedule,
+)
+from definitions.pipeline import GROUP, assets, checks
 
-SOURCE = pa.table({"text": ["The art of data", "A short one", "Fingerprints of the pipeline"]})
-
-
-@dg.asset(code_version=Hasher.hash(tokenize))
-def tokenized_fingerprint() -> dg.MaterializeResult:
-    """The fingerprint the demo's tokenize transform gives the demo source."""
-    fingerprint = update_fingerprint(Hasher.hash(SOURCE), "map", {"function": tokenize})
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(fingerprint),
-        metadata={"dagster_ds/fingerprint": fingerprint},
-    )
+REFRESH_JOB = "nightly_refresh_job"
 
 
-defs = dg.Definitions(assets=[tokenized_fingerprint])
+def hub_resource() -> HubResource:
+    """The real Hub when a token and a repo id are configured, else the embedded one."""
+    if os.environ.get("HF_TOKEN") and os.environ.get("DAGSTER_DS_EXAMPLE_REPO"):
+        return HubResource(token=dg.EnvVar("HF_TOKEN"))
+    return HubResource()
+
+
+nightly_refresh = fingerprint_refresh_schedule(
+    "nightly_refresh", "0 3 * * *", dg.AssetSelection.groups(GROUP)
+)
+
+defs = dg.Definitions(
+    assets=assets,
+    asset_checks=checks,
+    schedules=[nightly_refresh],
+    resources={
+        "io_manager": DatasetIOManager(base_dir=os.environ.get("DAGSTER_DS_STORAGE")),
+        "hub": hub_resource(),
+    },
+)
+
+
+def refresh_job() -> dg.JobDefinition:
+    """The refresh job, for `dagster.reconstructable` (the multiprocess executor)."""
+    return defs.resolve_job_def(REFRESH_JOB)

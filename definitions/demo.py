@@ -1,50 +1,93 @@
-"""The README's first command: an end-to-end walk through fingerprints.
+"""`make demo`: materialize the example pipeline from nothing, then again: everything skipped.
 
-It builds a small dataset, derives two transforms from it, shows that their
-fingerprints are deterministic, and explains what changes when a transform's
-helper changes. Later issues grow this into the Dagster example pipeline.
+Everything lives in ``.demo/`` at the repository root (recreated each time):
+the Dagster instance (``.demo/dagster_home``, which ``make ui`` opens), the
+stored datasets and the embedded Hub (in the instance's storage folder), and
+the dataset cache. Runs use the multiprocess executor (one process per step).
 """
 
 from __future__ import annotations
 
-import pyarrow as pa
+import os
+import shutil
+import time
+from pathlib import Path
 
-from dagster_ds.fingerprint import Hasher, describe_transform, explain
+import dagster as dg
 
-STOPWORDS = {"the", "a", "of"}
-MIN_LENGTH = 3
+ROOT = Path(__file__).resolve().parent.parent / ".demo"
+HOME = ROOT / "dagster_home"
+# One process per step, forked from a server that imported the pipeline once.
+RUN_CONFIG = {
+    "execution": {
+        "config": {
+            "multiprocess": {"start_method": {"forkserver": {"preload_modules": ["definitions"]}}}
+        }
+    }
+}
 
 
-def clean(text: str) -> list[str]:
-    return [word for word in text.lower().split() if word not in STOPWORDS]
+def prepare() -> None:
+    """A fresh instance and cache under ``.demo/``."""
+    shutil.rmtree(ROOT, ignore_errors=True)
+    HOME.mkdir(parents=True)
+    (HOME / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    os.environ["DAGSTER_HOME"] = str(HOME)
+    os.environ["DAGSTER_DS_CACHE"] = str(ROOT / "cache")
+    os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("DAGSTER_DS_DISABLE_PROGRESS_BARS", "1")
 
 
-def tokenize(example: dict[str, str]) -> dict[str, list[str]]:
-    return {"tokens": clean(example["text"])}
+def report(title: str, result: dg.ExecuteJobResult, seconds: float) -> None:
+    """One line per asset: cache hit or miss, fingerprint, rows, Hub push; then the checks."""
+    print(f"\n{title}: {'succeeded' if result.success else 'FAILED'} in {seconds:.1f}s")
+    print(f"  {'asset':<12} {'cache':<6} {'fingerprint':<34} {'rows':>6}  hub")
+    for event in result.get_asset_observation_events():
+        observation = event.asset_observation_data.asset_observation
+        rows = _value(observation.metadata, "dagster/row_count")
+        print(
+            f"  {observation.asset_key.to_user_string():<12} {'seen':<6}"
+            f" {observation.data_version or '':<34} {rows:>6}"
+        )
+    for event in result.get_asset_materialization_events():
+        materialization = event.materialization
+        metadata = materialization.metadata
+        print(
+            f"  {materialization.asset_key.to_user_string():<12}"
+            f" {_value(metadata, 'dagster_ds/cache'):<6}"
+            f" {_value(metadata, 'dagster_ds/fingerprint'):<34}"
+            f" {_value(metadata, 'dagster/row_count'):>6}"
+            f"  {_value(metadata, 'dagster_ds/hub_push')}"
+        )
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            evaluation = event.event_specific_data
+            status = "passed" if getattr(evaluation, "passed", False) else "FAILED"
+            key = getattr(evaluation, "asset_check_key", None)
+            print(f"  check {key.to_user_string() if key else '?'}: {status}")
 
 
-def long_enough(example: dict[str, list[str]]) -> bool:
-    return len(example["tokens"]) >= MIN_LENGTH
+def _value(metadata: dict[str, dg.MetadataValue], key: str) -> str:
+    value = metadata.get(key)
+    return "" if value is None else str(value.value)
 
 
 def main() -> None:
-    global MIN_LENGTH
-    source = pa.table({"text": ["The art of data", "A short one", "Fingerprints of the pipeline"]})
-    source_fp = Hasher.hash(source)
-    tokenized = describe_transform(source_fp, "map", {"function": tokenize, "batched": False})
-    filtered = describe_transform(tokenized.digest, "filter", {"function": long_enough})
-    print(f"source     {source_fp}")
-    print(f"map        {tokenized.digest}")
-    print(f"filter     {filtered.digest}")
+    prepare()
+    from definitions import refresh_job
 
-    rechunked = pa.Table.from_batches(source.to_batches(max_chunksize=1))
-    assert Hasher.hash(rechunked) == source_fp, "chunking must not change a fingerprint"
-    print("rechunked source: same fingerprint")
-
-    MIN_LENGTH = 4
-    changed = describe_transform(tokenized.digest, "filter", {"function": long_enough})
-    print("\nAfter MIN_LENGTH = 4, the filter's fingerprint changes, and why:")
-    print(explain(filtered, changed))
+    with dg.DagsterInstance.get() as instance:
+        for title in ("Run 1, from nothing", "Run 2, nothing changed"):
+            started = time.perf_counter()
+            result = dg.execute_job(
+                dg.reconstructable(refresh_job), instance=instance, run_config=RUN_CONFIG
+            )
+            report(title, result, time.perf_counter() - started)
+            if not result.success:
+                raise SystemExit(1)
+    print(f"\nThe instance is in {HOME}. Browse it with: make ui")
 
 
 if __name__ == "__main__":

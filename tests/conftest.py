@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,39 @@ def _isolated_cache(
 ) -> None:
     """Every test gets its own cache folder, never the user's."""
     monkeypatch.setenv("DAGSTER_DS_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="session")
+def dagster_homes() -> Iterator[Path]:
+    """Where DAGSTER_HOMEs go: a memory file system when there is one (SQLite syncs every
+    event: on a disk a run takes seconds), with an initialised instance to copy."""
+    shm = Path("/dev/shm")
+    base = Path(
+        tempfile.mkdtemp(prefix="dagster-ds-tests-", dir=shm if os.access(shm, os.W_OK) else None)
+    )
+    template = base / "template"
+    template.mkdir()
+    import dagster as dg
+
+    with dg.instance_for_test(temp_dir=str(template)):
+        pass  # creates the SQLite schemas once
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def new_dagster_home(homes: Path) -> Path:
+    """A copy of the initialised instance in ``homes`` (see `dagster_homes`)."""
+    home = Path(tempfile.mkdtemp(dir=homes, prefix="home-"))
+    shutil.copytree(homes / "template", home, dirs_exist_ok=True)
+    return home
+
+
+@pytest.fixture
+def dagster_home(dagster_homes: Path) -> Iterator[Path]:
+    """A fresh, persistent DAGSTER_HOME (SQLite storage, telemetry off)."""
+    home = new_dagster_home(dagster_homes)
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 import dagster_ds
 
-_SKIP = ("dagster_ds.orchestration", "dagster_ds.testing.pytest_plugin")
+_SKIP = ("dagster_ds.testing.pytest_plugin",)
 # Examples may use any public name of these, as after ``from <package> import ...``.
 _PACKAGES = (
     "dagster_ds",

@@ -49,8 +49,12 @@ def save_to_disk(
     fs.makedirs(staging, exist_ok=True)
     try:
         names = _write_shards(dataset, fs, staging, shards)
+        # Features keep the column order: their keys are not sorted.
         _write_json(
-            fs, posixpath.join(staging, INFO_FILE), {"features": dataset.features.to_dict()}
+            fs,
+            posixpath.join(staging, INFO_FILE),
+            {"features": dataset.features.to_dict()},
+            sort_keys=False,
         )
         _write_json(fs, posixpath.join(staging, STATE_FILE), _state(dataset, names))
         _publish(fs, staging, root)
@@ -76,6 +80,9 @@ def load_from_disk(
     features = Features.from_dict(info["features"])
     tables = [_read_shard(fs, posixpath.join(root, f["filename"])) for f in state["_data_files"]]
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    if list(features) != table.column_names and set(features) == set(table.column_names):
+        # Folders written with sorted feature keys: the data files hold the column order.
+        features = Features({name: features[name] for name in table.column_names})
     if table.schema != features.arrow_schema:
         table = table.cast(features.arrow_schema)
     dataset = cls._derived(
@@ -151,9 +158,9 @@ def _state(dataset: Dataset, names: list[str]) -> dict[str, Any]:
     }
 
 
-def _write_json(fs: Any, path: str, data: Mapping[str, Any]) -> None:
+def _write_json(fs: Any, path: str, data: Mapping[str, Any], sort_keys: bool = True) -> None:
     with fs.open(path, "w") as file:
-        json.dump(data, file, indent=2, sort_keys=True)
+        json.dump(data, file, indent=2, sort_keys=sort_keys)
 
 
 def _publish(fs: Any, staging: str, root: str) -> None:

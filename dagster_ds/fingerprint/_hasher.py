@@ -64,6 +64,8 @@ _CLASS_NOISE = frozenset(
         "__slotnames__",
         "__parameters__",
         "__orig_bases__",
+        # abc.ABCMeta's per-class cache of registered subclasses: not code, not picklable.
+        "_abc_impl",
     }
 )
 _PICKLING_ERRORS = (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError)

@@ -85,3 +85,11 @@ def test_memory_urls_work(tmp_path: Path) -> None:
     ds = _dataset()
     ds.save_to_disk("memory://saved-datasets/one")
     assert Dataset.load_from_disk("memory://saved-datasets/one").fingerprint == ds.fingerprint
+
+
+def test_the_column_order_survives_a_save_whatever_the_names(tmp_path: Path) -> None:
+    dataset = Dataset.from_dict({"zeta": [1], "alpha": ["a"], "mid": [[1.0]]})
+    dataset.save_to_disk(str(tmp_path / "saved"))
+    loaded = Dataset.load_from_disk(str(tmp_path / "saved"))
+    assert loaded.column_names == ["zeta", "alpha", "mid"]
+    assert loaded.features == dataset.features

@@ -221,3 +221,23 @@ def test_a_function_reading_an_undefined_global_still_hashes(name: str) -> None:
     before = Hasher.hash(namespace[name])
     namespace["not_defined_yet"] = len
     assert Hasher.hash(namespace[name]) != before
+
+
+def test_an_abstract_base_class_of_the_users_hashes_by_its_code() -> None:
+    import abc
+
+    class Settings(abc.ABC):  # ABCMeta keeps an unpicklable cache in `_abc_impl`
+        threshold = 2
+
+        @abc.abstractmethod
+        def limit(self) -> int: ...
+
+    class Strict(Settings):
+        def limit(self) -> int:
+            return self.threshold
+
+    before = Hasher.hash(Strict())
+    issubclass(int, Settings)  # fills the ABC cache: the hash must not move
+    assert Hasher.hash(Strict()) == before
+    Strict.threshold = 3
+    assert Hasher.hash(Strict()) != before

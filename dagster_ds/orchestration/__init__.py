@@ -1,0 +1,61 @@
+"""Dataset transforms as Dagster assets whose version is the dataset's fingerprint.
+
+The only package of dagster_ds that imports dagster. A `dataset_asset`'s code
+version is its transform hash and its data version the fingerprint of the
+dataset it produces, known before it runs: when the `DatasetIOManager` already
+stores that fingerprint, the transform is skipped. Sources (`dataset_source`)
+are observable, versioned by their files' content; `fingerprint_changed`
+requests runs only where something changed; `HubResource` publishes finished
+datasets (to an embedded local Hub when no token is configured).
+
+Example:
+    >>> import dagster as dg
+    >>> from dagster_ds import Dataset
+    >>> from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
+    >>> docs = dataset_source("docs", "json", data_files="data/*.jsonl")
+    >>> @dataset_asset
+    ... def lowercased(docs: Dataset) -> Dataset:
+    ...     return docs.map(lambda row: {"text": row["text"].lower()})
+    >>> defs = dg.Definitions(
+    ...     assets=[docs, lowercased],
+    ...     resources={"io_manager": DatasetIOManager(base_dir="/tmp/datasets")},
+    ... )
+"""
+
+from dagster_ds.orchestration.asset import dataset_asset as dataset_asset
+from dagster_ds.orchestration.automation import fingerprint_changed as fingerprint_changed
+from dagster_ds.orchestration.automation import (
+    fingerprint_refresh_schedule as fingerprint_refresh_schedule,
+)
+from dagster_ds.orchestration.checks import row_count_check as row_count_check
+from dagster_ds.orchestration.checks import schema_check as schema_check
+from dagster_ds.orchestration.io_manager import DatasetIOManager as DatasetIOManager
+from dagster_ds.orchestration.io_manager import DatasetStore as DatasetStore
+from dagster_ds.orchestration.metadata import DatasetMetadataKey as DatasetMetadataKey
+from dagster_ds.orchestration.metadata import DatasetTranslator as DatasetTranslator
+from dagster_ds.orchestration.metadata import (
+    DatasetTranslatorSettings as DatasetTranslatorSettings,
+)
+from dagster_ds.orchestration.resource import HubResource as HubResource
+from dagster_ds.orchestration.resource import HubTarget as HubTarget
+from dagster_ds.orchestration.source import dataset_source as dataset_source
+from dagster_ds.orchestration.versioning import asset_fingerprint as asset_fingerprint
+from dagster_ds.orchestration.versioning import transform_hash as transform_hash
+
+__all__ = [
+    "DatasetIOManager",
+    "DatasetMetadataKey",
+    "DatasetStore",
+    "DatasetTranslator",
+    "DatasetTranslatorSettings",
+    "HubResource",
+    "HubTarget",
+    "asset_fingerprint",
+    "dataset_asset",
+    "dataset_source",
+    "fingerprint_changed",
+    "fingerprint_refresh_schedule",
+    "row_count_check",
+    "schema_check",
+    "transform_hash",
+]

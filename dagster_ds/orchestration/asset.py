@@ -1,0 +1,250 @@
+"""@dataset_asset: a dataset transform as a Dagster asset whose version is its fingerprint."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, overload
+
+import dagster as dg
+
+from dagster_ds.errors import DatasetAssetDefinitionError
+from dagster_ds.orchestration._execution import DatasetAssetSpec, execute
+from dagster_ds.orchestration.metadata import DatasetTranslator
+from dagster_ds.orchestration.resource import HubTarget
+from dagster_ds.orchestration.versioning import transform_hash
+
+__all__ = ["dataset_asset"]
+
+AssetFunction = Callable[..., Any]
+
+
+@overload
+def dataset_asset(fn: AssetFunction, /) -> dg.AssetsDefinition: ...
+@overload
+def dataset_asset(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    key_prefix: str | Sequence[str] | None = None,
+    ins: Mapping[str, dg.AssetIn] | None = None,
+    deps: Iterable[Any] | None = None,
+    group_name: str | None = None,
+    description: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+    kinds: set[str] | None = None,
+    owners: Sequence[str] | None = None,
+    automation_condition: dg.AutomationCondition | None = None,
+    io_manager_key: str = "io_manager",
+    required_resource_keys: set[str] | None = None,
+    op_tags: Mapping[str, Any] | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
+    pool: str | None = None,
+    push_to_hub: HubTarget | str | None = None,
+    hub_resource_key: str = "hub",
+    translator: DatasetTranslator | None = None,
+) -> Callable[[AssetFunction], dg.AssetsDefinition]: ...
+def dataset_asset(
+    fn: AssetFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    key_prefix: str | Sequence[str] | None = None,
+    ins: Mapping[str, dg.AssetIn] | None = None,
+    deps: Iterable[Any] | None = None,
+    group_name: str | None = None,
+    description: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+    kinds: set[str] | None = None,
+    owners: Sequence[str] | None = None,
+    automation_condition: dg.AutomationCondition | None = None,
+    io_manager_key: str = "io_manager",
+    required_resource_keys: set[str] | None = None,
+    op_tags: Mapping[str, Any] | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
+    pool: str | None = None,
+    push_to_hub: HubTarget | str | None = None,
+    hub_resource_key: str = "hub",
+    translator: DatasetTranslator | None = None,
+) -> dg.AssetsDefinition | Callable[[AssetFunction], dg.AssetsDefinition]:
+    """Make a dataset transform a Dagster asset, versioned by fingerprint.
+
+    Each parameter of the function names an upstream asset (a `dataset_asset`
+    or a `dataset_source`) and receives its dataset; ``context`` (the
+    `AssetExecutionContext`) and ``config`` (annotated with a ``dg.Config``
+    class) are passed too when the function takes them. The function returns
+    a `Dataset`.
+
+    - The asset's ``code_version`` is the function's transform hash: its code,
+      closure, the globals and helper functions it uses (edit a helper in your
+      module and the hash changes) and its config class.
+    - Its data version is the fingerprint of the dataset it produces, computed
+      before the function runs from the transform hash, the parents'
+      fingerprints and the config values. When the IO manager (a
+      `DatasetIOManager`) already stores that fingerprint, the function does
+      not run: the materialization records the same data version with
+      ``dagster_ds/cache: hit``, and downstream assets do their own check.
+    - Metadata: fingerprint, parent fingerprints, transform hash,
+      ``dagster/row_count``, ``dagster/column_schema``, size, a Markdown
+      preview, cache hit or miss, duration, and the Hub URL and commit when
+      ``push_to_hub`` is set.
+
+    Args:
+        fn: The transform (when used as ``@dataset_asset`` without arguments).
+        name: The asset's name; default: the function's name.
+        key_prefix: Prefix of the asset key.
+        ins: `AssetIn` for parameters whose asset key differs from their name.
+        deps: Extra upstream assets that are not passed to the function.
+        group_name: The asset group.
+        description: Default: the function's docstring.
+        metadata: Definition metadata shown on the asset's page.
+        tags: Asset tags.
+        kinds: Kinds shown in the UI (e.g. ``{"huggingface"}``).
+        owners: Owners of the asset.
+        automation_condition: For example `fingerprint_changed`.
+        io_manager_key: The resource key of the `DatasetIOManager`.
+        required_resource_keys: Other resources the function uses via ``context``.
+        op_tags: Tags of the underlying op (e.g. concurrency settings).
+        retry_policy: How to retry a failed materialization.
+        pool: A concurrency pool.
+        push_to_hub: A repo id or `HubTarget`: push the dataset after each
+            materialization through the `HubResource` (a push whose fingerprint
+            is already on the Hub makes no commit).
+        hub_resource_key: The resource key of the `HubResource`.
+        translator: Builds the data-describing metadata (`DatasetTranslator`).
+
+    Raises:
+        DatasetAssetDefinitionError: The function takes ``*args``/``**kwargs``,
+            or ``config`` is not annotated with a ``dg.Config`` class.
+
+    Example:
+        >>> from dagster_ds import Dataset
+        >>> @dataset_asset(group_name="text")
+        ... def lowercased(corpus: Dataset) -> Dataset:
+        ...     return corpus.map(lambda row: {"text": row["text"].lower()})
+        >>> lowercased.key.to_user_string()
+        'lowercased'
+    """
+
+    def decorate(function: AssetFunction) -> dg.AssetsDefinition:
+        asset_name = name or function.__name__
+        parameters, takes_context, config_type = _parameters(asset_name, function)
+        code_version = transform_hash(function, config_type)
+        target = HubTarget.coerce(push_to_hub) if push_to_hub is not None else None
+        spec = DatasetAssetSpec(
+            function=function,
+            parameters=parameters,
+            takes_context=takes_context,
+            config_type=config_type,
+            code_version=code_version,
+            io_manager_key=io_manager_key,
+            hub_resource_key=hub_resource_key,
+            push_to_hub=target,
+            translator=translator or DatasetTranslator(),
+        )
+        resources = {io_manager_key, *(required_resource_keys or ())}
+        if target is not None:
+            resources.add(hub_resource_key)
+        asset_ins = {param: _asset_in(param, (ins or {}).get(param)) for param in parameters}
+        unknown = sorted(set(ins or {}) - set(parameters))
+        if unknown:
+            raise DatasetAssetDefinitionError(
+                f"dataset_asset {asset_name!r}: ins= names {unknown}, which are not parameters of"
+                f" the function (its parameters: {list(parameters)})."
+            )
+        definition_metadata = {
+            "dagster_ds/function": f"{function.__module__}.{function.__qualname__}",
+            **({"dagster_ds/hub_repo": target.repo_id} if target is not None else {}),
+            **(metadata or {}),
+        }
+        return dg.asset(
+            name=asset_name,
+            key_prefix=key_prefix,
+            ins=asset_ins,
+            deps=deps,
+            group_name=group_name,
+            description=description or inspect.getdoc(function),
+            metadata=definition_metadata,
+            tags=tags,
+            kinds=kinds,
+            owners=owners,
+            automation_condition=automation_condition,
+            io_manager_key=io_manager_key,
+            required_resource_keys=resources,
+            op_tags=op_tags,
+            retry_policy=retry_policy,
+            pool=pool,
+            code_version=code_version,
+        )(_compute_function(spec, function))
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def _parameters(asset: str, function: AssetFunction) -> tuple[tuple[str, ...], bool, type | None]:
+    """The upstream parameters, whether ``context`` is taken, and the config class."""
+    upstream: list[str] = []
+    takes_context = False
+    config_type: type | None = None
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise DatasetAssetDefinitionError(
+                f"dataset_asset {asset!r}: the function takes *{parameter.name}; name each"
+                " upstream dataset as its own parameter instead."
+            )
+        if parameter.name == "context":
+            takes_context = True
+        elif parameter.name == "config":
+            config_type = _config_type(asset, function)
+        else:
+            upstream.append(parameter.name)
+    return tuple(upstream), takes_context, config_type
+
+
+def _config_type(asset: str, function: AssetFunction) -> type:
+    try:
+        annotation = typing.get_type_hints(function).get("config")
+    except NameError:
+        annotation = inspect.signature(function).parameters["config"].annotation
+    if isinstance(annotation, type) and issubclass(annotation, dg.Config):
+        return annotation
+    if isinstance(annotation, str):
+        raise DatasetAssetDefinitionError(
+            f"dataset_asset {asset!r}: the annotation of parameter 'config', {annotation!r},"
+            " cannot be resolved from the function's module; define that Config class at"
+            " module level (string annotations cannot see local classes)."
+        )
+    raise DatasetAssetDefinitionError(
+        f"dataset_asset {asset!r}: parameter 'config' is annotated {annotation!r}; annotate it"
+        " with a dagster.Config subclass (class MyConfig(dg.Config): ...), or rename it."
+    )
+
+
+def _asset_in(parameter: str, given: dg.AssetIn | None) -> dg.AssetIn:
+    if given is None:
+        return dg.AssetIn(key=dg.AssetKey([parameter]))
+    return given
+
+
+def _compute_function(spec: DatasetAssetSpec, function: AssetFunction) -> Callable[..., Any]:
+    """The function Dagster calls: its signature declares ``context``, ``config`` and inputs."""
+
+    def compute(context: dg.AssetExecutionContext, **inputs: Any) -> Any:
+        yield from execute(spec, context, inputs, None)
+
+    def compute_with_config(context: dg.AssetExecutionContext, config: Any, **inputs: Any) -> Any:
+        yield from execute(spec, context, inputs, config)
+
+    if spec.config_type is None:
+        wrapper = compute
+        wrapper.__annotations__ = {"context": dg.AssetExecutionContext}
+    else:
+        wrapper = compute_with_config
+        wrapper.__annotations__ = {"context": dg.AssetExecutionContext, "config": spec.config_type}
+    wrapper.__name__ = function.__name__
+    wrapper.__qualname__ = function.__qualname__
+    wrapper.__module__ = function.__module__
+    return wrapper

@@ -1,0 +1,166 @@
+"""Asset checks for dataset assets: the schema and the row count.
+
+Both read the metadata the latest materialization recorded
+(``dagster/column_schema``, ``dagster/row_count``), so they cost nothing on
+the data and also hold for a skipped (cache hit) materialization, which
+carries the same metadata as the one that produced its fingerprint.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the check functions' annotations.
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+
+from dagster_ds.errors import DatasetAssetDefinitionError
+from dagster_ds.features import Features
+from dagster_ds.orchestration.metadata import DatasetMetadataKey
+
+__all__ = ["row_count_check", "schema_check"]
+
+AssetRef = dg.AssetsDefinition | dg.SourceAsset | dg.AssetKey | str
+
+
+def schema_check(
+    asset: AssetRef,
+    features: Features | Mapping[str, Any],
+    *,
+    name: str = "schema",
+    blocking: bool = False,
+    description: str | None = None,
+) -> dg.AssetChecksDefinition:
+    """An asset check that the dataset has exactly these columns, in order, with these types.
+
+    Args:
+        asset: The dataset asset (or its key).
+        features: The expected `Features` (or a dict that `Features` accepts).
+        name: The check's name.
+        blocking: Fail the run before downstream assets when the check fails.
+        description: Shown in the UI.
+
+    Example:
+        >>> from dagster_ds import Features, Value
+        >>> check = schema_check("docs", Features({"text": Value("string")}))
+        >>> check.check_keys == {dg.AssetCheckKey(dg.AssetKey("docs"), "schema")}
+        True
+    """
+    expected = features if isinstance(features, Features) else Features(dict(features))
+    wanted = [(column, repr(feature)) for column, feature in expected.items()]
+    key = _key(asset)
+
+    @dg.asset_check(
+        asset=key,
+        name=name,
+        blocking=blocking,
+        description=description or f"Columns and types are {dict(wanted)}.",
+    )
+    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        schema = _latest_metadata(context.instance, key).get(DatasetMetadataKey.COLUMN_SCHEMA.value)
+        if schema is None or not isinstance(schema.value, dg.TableSchema):
+            return dg.AssetCheckResult(
+                passed=False,
+                description=f"{key.to_user_string()} has no recorded column schema.",
+            )
+        actual = [(column.name, column.type) for column in schema.value.columns]
+        problems = _schema_differences(wanted, actual)
+        return dg.AssetCheckResult(
+            passed=not problems,
+            description="; ".join(problems) or "The schema is as expected.",
+            metadata={"expected": dg.MetadataValue.json(dict(wanted))},
+        )
+
+    return _check
+
+
+def row_count_check(
+    asset: AssetRef,
+    *,
+    min_rows: int | None = None,
+    max_rows: int | None = None,
+    name: str = "row_count",
+    blocking: bool = False,
+    description: str | None = None,
+) -> dg.AssetChecksDefinition:
+    """An asset check that the dataset's row count lies within bounds.
+
+    Args:
+        asset: The dataset asset (or its key).
+        min_rows: The smallest acceptable row count (inclusive).
+        max_rows: The largest acceptable row count (inclusive).
+        name: The check's name.
+        blocking: Fail the run before downstream assets when the check fails.
+        description: Shown in the UI.
+
+    Raises:
+        DatasetAssetDefinitionError: Neither bound is given, or they are crossed.
+
+    Example:
+        >>> check = row_count_check("docs", min_rows=1_000)
+        >>> [key.name for key in check.check_keys]
+        ['row_count']
+    """
+    if min_rows is None and max_rows is None:
+        raise DatasetAssetDefinitionError("row_count_check needs min_rows=, max_rows= or both.")
+    if min_rows is not None and max_rows is not None and min_rows > max_rows:
+        raise DatasetAssetDefinitionError(
+            f"row_count_check: min_rows={min_rows!r} is above max_rows={max_rows!r}."
+        )
+    key = _key(asset)
+    low = "-inf" if min_rows is None else str(min_rows)
+    bounds = f"[{low}, {'inf' if max_rows is None else max_rows}]"
+
+    @dg.asset_check(
+        asset=key,
+        name=name,
+        blocking=blocking,
+        description=description or f"The row count is within {bounds}.",
+    )
+    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        count = _latest_metadata(context.instance, key).get(DatasetMetadataKey.ROW_COUNT.value)
+        if count is None or not isinstance(count.value, int):
+            return dg.AssetCheckResult(
+                passed=False, description=f"{key.to_user_string()} has no recorded row count."
+            )
+        rows = count.value
+        passed = (min_rows is None or rows >= min_rows) and (max_rows is None or rows <= max_rows)
+        return dg.AssetCheckResult(
+            passed=passed,
+            description=f"{rows} rows, {'within' if passed else 'outside'} {bounds}.",
+            metadata={"row_count": dg.MetadataValue.int(rows)},
+        )
+
+    return _check
+
+
+def _key(asset: AssetRef) -> dg.AssetKey:
+    if isinstance(asset, dg.AssetsDefinition | dg.SourceAsset):
+        return asset.key
+    return dg.AssetKey.from_coercible(asset)
+
+
+def _latest_metadata(instance: dg.DagsterInstance, key: dg.AssetKey) -> Mapping[str, Any]:
+    event = instance.get_latest_materialization_event(key)
+    materialization = event.asset_materialization if event is not None else None
+    return materialization.metadata if materialization is not None else {}
+
+
+def _schema_differences(wanted: list[tuple[str, str]], actual: list[tuple[str, str]]) -> list[str]:
+    problems: list[str] = []
+    actual_types = dict(actual)
+    wanted_types = dict(wanted)
+    missing = [column for column in wanted_types if column not in actual_types]
+    extra = [column for column in actual_types if column not in wanted_types]
+    if missing:
+        problems.append(f"missing columns {missing}")
+    if extra:
+        problems.append(f"unexpected columns {extra}")
+    problems.extend(
+        f"column {column!r} is {actual_types[column]}, expected {kind}"
+        for column, kind in wanted
+        if column in actual_types and actual_types[column] != kind
+    )
+    if not problems and [c for c, _ in actual] != [c for c, _ in wanted]:
+        problems.append(
+            f"columns are in order {[c for c, _ in actual]}, expected {list(wanted_types)}"
+        )
+    return problems

@@ -1,0 +1,248 @@
+"""HubResource: where finished datasets are pushed, the Hugging Face Hub or an embedded one.
+
+- ``token`` set (``HubResource(token=dg.EnvVar("HF_TOKEN"))``): the real Hub,
+  or ``endpoint`` when given (a Hub mirror or enterprise deployment);
+- ``endpoint`` only: that server, without a token (a `LocalHubServer` you run);
+- neither: an embedded `LocalHubServer`, started for the run's step and
+  stopped after it, with its repositories kept in ``local_data_dir`` (default:
+  ``dagster_ds_hub`` in the Dagster instance's storage folder), so pipelines
+  run offline and the pushed history survives between runs.
+
+The client never uses Xet or telemetry against the embedded server
+(``HF_HUB_DISABLE_XET=1``, ``HF_HUB_DISABLE_TELEMETRY=1``). Pushes to one
+repository from several step processes of this machine are serialised by a
+file lock, so two splits pushed concurrently never race on the dataset card.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+from filelock import FileLock
+from pydantic import Field, PrivateAttr
+
+from dagster_ds.errors import DagsterDsError, DatasetAssetDefinitionError, HubPushError
+from dagster_ds.testing import LocalHubServer
+
+__all__ = ["HubResource", "HubTarget"]
+
+HUB_ENDPOINT = "https://huggingface.co"
+# The embedded server accepts any token; the client still wants one to create repos.
+_LOCAL_TOKEN = "dagster-ds-local-hub"
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$|^[A-Za-z0-9][\w.-]*$")
+
+
+@dataclass(frozen=True)
+class HubTarget:
+    """Where a dataset asset is pushed: a dataset repository, a split and a config.
+
+    Attributes:
+        repo_id: ``"namespace/name"`` of the dataset repository (created if missing).
+        split: The split name; None uses the dataset's own split, else ``"train"``.
+        config_name: The dataset config (subset) the split belongs to.
+        revision: The branch to push to; None is the repository's main branch.
+        private: Whether a repository created by the push is private.
+
+    Example:
+        >>> HubTarget("me/python-docs", split="test").split
+        'test'
+    """
+
+    repo_id: str
+    split: str | None = None
+    config_name: str = "default"
+    revision: str | None = None
+    private: bool | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.repo_id, str) or not _REPO_ID.match(self.repo_id):
+            raise DatasetAssetDefinitionError(
+                f"push_to_hub repo id {self.repo_id!r} is not valid: use 'namespace/name' with"
+                " letters, digits, '-', '_' and '.'."
+            )
+
+    def describe(self) -> str:
+        """``repo_id:config/split@revision``, as recorded on materializations."""
+        return f"{self.repo_id}:{self.config_name}/{self.split or '*'}@{self.revision or 'main'}"
+
+    @classmethod
+    def coerce(cls, value: HubTarget | str) -> HubTarget:
+        """A `HubTarget` from itself or from a repo id string."""
+        return value if isinstance(value, HubTarget) else cls(value)
+
+
+class HubResource(dg.ConfigurableResource):
+    """The Hugging Face Hub a pipeline pushes to; an embedded local Hub when none is configured.
+
+    Attributes:
+        token: A Hub token (use ``dg.EnvVar("HF_TOKEN")``); None with no
+            ``endpoint`` starts the embedded local Hub.
+        endpoint: The Hub's URL; None is huggingface.co when a token is set.
+        local_data_dir: Where the embedded Hub keeps its repositories (default:
+            ``dagster_ds_hub`` in the Dagster instance's storage folder).
+
+    Example:
+        >>> import dagster as dg
+        >>> offline = HubResource()  # the embedded local Hub
+        >>> online = HubResource(token=dg.EnvVar("HF_TOKEN"))  # huggingface.co
+    """
+
+    token: str | None = Field(default=None, description="Hub token; use EnvVar('HF_TOKEN').")
+    endpoint: str | None = Field(
+        default=None, description="Hub URL; default huggingface.co with a token, else embedded."
+    )
+    local_data_dir: str | None = Field(
+        default=None, description="Data folder of the embedded local Hub."
+    )
+    check_hub_when_unchanged: bool = Field(
+        default=False,
+        description="Ask the Hub even when an unchanged asset already recorded its push.",
+    )
+
+    _server: LocalHubServer | None = PrivateAttr(default=None)
+    _data_dir: str | None = PrivateAttr(default=None)
+    _lock_dir: str | None = PrivateAttr(default=None)
+
+    @classmethod
+    def from_env(
+        cls, token_var: str = "HF_TOKEN", endpoint_var: str = "HF_ENDPOINT", **kwargs: Any
+    ) -> HubResource:
+        """A resource reading the token and endpoint from environment variables, if they are set.
+
+        ``HubResource(token=dg.EnvVar("HF_TOKEN"))`` fails when the variable is
+        unset; this gives the embedded Hub instead, and shows ``HF_TOKEN`` (never
+        its value) in the UI when it is set.
+
+        Example:
+            >>> hub = HubResource.from_env()  # embedded Hub unless HF_TOKEN/HF_ENDPOINT are set
+        """
+        token = dg.EnvVar(token_var) if os.environ.get(token_var) else None
+        endpoint = dg.EnvVar(endpoint_var) if os.environ.get(endpoint_var) else None
+        return cls(token=token, endpoint=endpoint, **kwargs)  # pyright: ignore[reportArgumentType]
+
+    @property
+    def is_embedded(self) -> bool:
+        """Whether this resource runs the embedded local Hub (no token, no endpoint)."""
+        return self.token is None and self.endpoint is None
+
+    @property
+    def url(self) -> str:
+        """The Hub's base URL; for the embedded Hub, its server is started on first use."""
+        if self.endpoint is not None:
+            return self.endpoint.rstrip("/")
+        if self.token is not None:
+            return HUB_ENDPOINT
+        return self._embedded().endpoint
+
+    @property
+    def identity(self) -> str:
+        """Which Hub this is, stable across runs (the embedded one's port is not)."""
+        if self.is_embedded:
+            return f"embedded local Hub in {self._data_dir or self.local_data_dir}"
+        return self.url
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Generator[HubResource]:
+        """Prepare the step's Hub; an embedded server started by a push is always stopped."""
+        if self.is_embedded:
+            self._data_dir = self.local_data_dir or _default_data_dir(context)
+            self._lock_dir = self._data_dir.rstrip("/") + ".push-locks"  # not inside the store
+        else:
+            self._lock_dir = os.path.join(tempfile.gettempdir(), "dagster-ds-push-locks")
+        try:
+            yield self
+        finally:
+            server, self._server = self._server, None
+            if server is not None:
+                server.stop()
+
+    def _embedded(self) -> LocalHubServer:
+        if self._server is None:
+            if self._data_dir is None:
+                raise DatasetAssetDefinitionError(
+                    "The embedded local Hub runs inside a run's step only: use this HubResource"
+                    " from an asset, or configure endpoint= or token=."
+                )
+            disable_xet_and_telemetry()
+            os.makedirs(self._data_dir, exist_ok=True)
+            self._server = LocalHubServer(self._data_dir).start()
+        return self._server
+
+    def client_token(self) -> str | None:
+        """The token to give ``huggingface_hub`` (a placeholder for the embedded Hub)."""
+        return _LOCAL_TOKEN if self.is_embedded else self.token
+
+    def repo_url(self, repo_id: str) -> str:
+        """The web URL of a dataset repository on this Hub."""
+        return f"{self.url}/datasets/{repo_id}"
+
+    def commit_url(self, repo_id: str, commit: str) -> str:
+        """The web URL of one commit of a dataset repository."""
+        return f"{self.repo_url(repo_id)}/commit/{commit}"
+
+    def push(self, dataset: Any, target: HubTarget) -> Any:
+        """Push ``dataset`` to ``target`` in one commit, or none if the Hub has its fingerprint.
+
+        Returns:
+            The push result: ``skipped`` (True when the Hub already had this
+            fingerprint), ``commit_oid`` and ``commit_url``.
+
+        Raises:
+            HubPushError: The push failed for a reason outside dagster_ds (network,
+                server); dagster_ds's own errors (bad repo id, refused token) pass as is.
+        """
+        split = target.split or getattr(dataset, "split", None) or "train"
+        with self.repo_lock(target.repo_id):
+            try:
+                return dataset.push_to_hub(
+                    target.repo_id,
+                    config_name=target.config_name,
+                    split=split,
+                    token=self.client_token(),
+                    revision=target.revision,
+                    private=target.private,
+                    endpoint=self.url,
+                )
+            except DagsterDsError:
+                raise
+            except Exception as error:
+                raise HubPushError(
+                    f"Pushing split {split!r} to dataset repo {target.repo_id!r} on {self.url}"
+                    f" failed: {type(error).__name__}: {error}"
+                ) from error
+
+    @contextmanager
+    def repo_lock(self, repo_id: str) -> Iterator[None]:
+        """Hold this machine's lock on ``repo_id`` (one push per repository at a time)."""
+        folder = self._lock_dir or os.path.join(tempfile.gettempdir(), "dagster-ds-push-locks")
+        os.makedirs(folder, exist_ok=True)
+        with FileLock(os.path.join(folder, repo_id.replace("/", "--") + ".lock")):
+            yield
+
+
+def disable_xet_and_telemetry() -> None:
+    """Keep ``huggingface_hub`` off Xet and telemetry, now and in subprocesses.
+
+    Both are read at import time, so the variables are set for later imports
+    and the already-imported constants are patched.
+    """
+    os.environ["HF_HUB_DISABLE_XET"] = "1"
+    os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    from huggingface_hub import constants
+
+    constants.HF_HUB_DISABLE_XET = True
+    constants.HF_HUB_DISABLE_TELEMETRY = True
+
+
+def _default_data_dir(context: dg.InitResourceContext) -> str:
+    instance = context.instance
+    if instance is not None:
+        return os.path.join(instance.storage_directory(), "dagster_ds_hub")
+    return os.path.abspath(os.path.join(".dagster_ds", "hub"))

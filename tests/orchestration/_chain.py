@@ -1,0 +1,74 @@
+"""A dataset source and three chained dataset assets that log each function call to a file.
+
+The log file is named by ``$DAGSTER_DS_TEST_CALLS``, so calls are counted in
+every process (the multiprocess executor, subprocesses).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+import dagster as dg
+
+from dagster_ds import Dataset
+from dagster_ds.orchestration import dataset_asset, dataset_source
+
+CALLS_ENV = "DAGSTER_DS_TEST_CALLS"
+
+
+def record(name: str) -> None:
+    with open(os.environ[CALLS_ENV], "a", encoding="utf-8") as file:
+        file.write(name + "\n")
+
+
+def calls(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").split() if path.exists() else []
+
+
+def lower(example: dict[str, str]) -> dict[str, str]:
+    return {"text": example["text"].strip().lower()}
+
+
+class Chain(NamedTuple):
+    docs: dg.SourceAsset
+    cleaned: dg.AssetsDefinition
+    tokens: dg.AssetsDefinition
+    counts: dg.AssetsDefinition
+
+    @property
+    def all(self) -> list[dg.AssetsDefinition | dg.SourceAsset]:
+        return [self.docs, self.cleaned, self.tokens, self.counts]
+
+
+def build(
+    data_files: str,
+    *,
+    separator: str = " ",
+    condition: dg.AutomationCondition | None = None,
+) -> Chain:
+    """docs (source) -> cleaned -> tokens -> counts; ``separator`` only changes ``tokens``."""
+    docs = dataset_source("docs", "json", data_files=data_files)
+
+    @dataset_asset(automation_condition=condition)
+    def cleaned(docs: Dataset) -> Dataset:
+        record("cleaned")
+        return docs.map(lower).filter(lambda example: len(example["text"]) > 1)
+
+    @dataset_asset(automation_condition=condition)
+    def tokens(cleaned: Dataset) -> Dataset:
+        record("tokens")
+        return cleaned.map(lambda example: {"tokens": example["text"].split(separator)})
+
+    @dataset_asset(automation_condition=condition)
+    def counts(tokens: Dataset) -> Dataset:
+        record("counts")
+        return tokens.map(lambda example: {"num_tokens": len(example["tokens"])})
+
+    return Chain(docs, cleaned, tokens, counts)
+
+
+# Environment variables naming the data and the storage of a test project.
+DATA_ENV = "DAGSTER_DS_TEST_DATA"
+STORAGE_ENV = "DAGSTER_DS_TEST_STORAGE"

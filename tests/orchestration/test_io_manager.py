@@ -1,0 +1,181 @@
+"""DatasetIOManager: by fingerprint, shared by processes, on local folders and on S3."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import dagster as dg
+import pyarrow as pa
+import pytest
+
+from dagster_ds import Dataset
+from dagster_ds.errors import DatasetNotStoredError
+from dagster_ds.orchestration import DatasetIOManager, DatasetStore
+from tests.orchestration._chain import build
+from tests.orchestration.conftest import data_version, latest, metadata_value
+
+CHAIN = ["cleaned", "tokens", "counts"]
+
+
+def _save(args: tuple[str, str]) -> bool:
+    source, base = args
+    store = DatasetStore(base)
+    return store.save(dg.AssetKey("shared"), Dataset.load_from_disk(source))
+
+
+def test_processes_storing_one_fingerprint_at_once_leave_one_complete_folder(
+    tmp_path: Path,
+) -> None:
+    dataset = Dataset.from_dict({"text": [f"row {i}" for i in range(20_000)]})
+    dataset.save_to_disk(str(tmp_path / "source"))
+    with ProcessPoolExecutor(4) as pool:
+        written = list(pool.map(_save, [(str(tmp_path / "source"), str(tmp_path / "base"))] * 8))
+    assert written.count(True) >= 1
+    assert list((tmp_path / "base" / "shared").iterdir()) == [
+        tmp_path / "base" / "shared" / dataset.fingerprint
+    ]  # no staging folder left behind
+    loaded = DatasetStore(str(tmp_path / "base")).load(dg.AssetKey("shared"), dataset.fingerprint)
+    assert loaded.fingerprint == dataset.fingerprint
+    assert loaded["text"][19_999] == "row 19999"
+
+
+def test_loads_are_memory_mapped(tmp_path: Path) -> None:
+    dataset = Dataset.from_dict({"text": ["x" * 1000] * 10_000})  # 10 MB
+    store = DatasetStore(str(tmp_path))
+    store.save(dg.AssetKey("big"), dataset)
+    before = pa.total_allocated_bytes()
+    loaded = store.load(dg.AssetKey("big"), dataset.fingerprint)
+    assert loaded.num_rows == 10_000
+    assert pa.total_allocated_bytes() - before < 1_000_000
+
+
+def test_loading_what_was_never_stored_says_what_to_do(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    chain = build(str(corpus))
+    resources = {"io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage"))}
+    defs = dg.Definitions(assets=chain.all, resources=resources)
+    with pytest.raises(DatasetNotStoredError, match="'cleaned' has no materialization"):
+        defs.load_asset_value("cleaned", instance=instance)
+    assert dg.materialize(chain.all, instance=instance, resources=resources).success
+    fingerprint = data_version(instance, "cleaned")
+    (tmp_path / "storage" / "cleaned" / fingerprint / "state.json").unlink()
+    with pytest.raises(DatasetNotStoredError, match=f"fingerprint '{fingerprint}' is not stored"):
+        defs.load_asset_value("cleaned", instance=instance)
+
+
+# -- object storage ---------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A local S3-compatible server (moto in server mode) with a bucket named 'datasets'."""
+    from moto.server import ThreadedMotoServer
+
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }.items():
+        monkeypatch.setenv(name, value)
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        import s3fs
+
+        s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).mkdir("datasets")
+        yield endpoint
+    finally:
+        server.stop()
+
+
+def test_an_s3_base_dir(
+    s3_endpoint: str,
+    instance: dg.DagsterInstance,
+    corpus: Path,
+    body_calls: Callable[[], list[str]],
+) -> None:
+    import s3fs
+
+    chain = build(str(corpus))
+    options = {"endpoint_url": s3_endpoint, "key": "testing", "secret": "testing"}
+    resources = {
+        "io_manager": DatasetIOManager(base_dir="s3://datasets/pipeline", storage_options=options)
+    }
+    for _ in range(2):
+        assert dg.materialize(
+            chain.all, instance=instance, resources=resources, selection=chain.all
+        ).success
+    assert body_calls() == CHAIN
+    assert metadata_value(latest(instance, "counts"), "dagster_ds/cache") == "hit"
+
+    fingerprint = data_version(instance, "counts")
+    s3 = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
+    files = sorted(
+        path.rsplit("/", 1)[1] for path in s3.ls(f"datasets/pipeline/counts/{fingerprint}")
+    )
+    assert files == ["data-00000-of-00001.arrow", "dataset_info.json", "state.json"]
+    assert metadata_value(latest(instance, "counts"), "dagster_ds/path") == (
+        f"s3://datasets/pipeline/counts/{fingerprint}"
+    )
+    loaded = dg.Definitions(assets=chain.all, resources=resources).load_asset_value(
+        "counts", instance=instance
+    )
+    assert isinstance(loaded, Dataset)
+    assert loaded.fingerprint == fingerprint
+    assert loaded["num_tokens"][:] == [2, 4]
+
+
+def test_streaming_assets_are_stored_and_read_back_as_streams(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    from dagster_ds.orchestration import dataset_asset, dataset_source
+    from dagster_ds.streaming import IterableDataset
+    from tests.orchestration._chain import record
+
+    docs = dataset_source("docs", "json", data_files=str(corpus), streaming=True)
+    seen: list[type] = []
+
+    @dataset_asset
+    def shouted(docs: IterableDataset) -> IterableDataset:
+        record("shouted")
+        seen.append(type(docs))
+        return docs.map(lambda example: {"text": example["text"].upper()})
+
+    @dataset_asset
+    def short(shouted: IterableDataset) -> IterableDataset:
+        record("short")
+        seen.append(type(shouted))
+        return shouted.filter(lambda example: len(example["text"]) < 15)
+
+    assets = [docs, shouted, short]
+    resources = {"io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage"))}
+    for _ in range(2):
+        assert dg.materialize(
+            assets, instance=instance, resources=resources, selection=assets
+        ).success
+    assert body_calls() == ["shouted", "short"]
+    assert seen == [IterableDataset, IterableDataset]
+    materialization = latest(instance, "short")
+    assert metadata_value(materialization, "dagster/row_count") == 2
+    assert metadata_value(materialization, "dagster_ds/cache") == "hit"
+    assert "| HELLO WORLD |" in metadata_value(materialization, "dagster_ds/preview")
+
+    loaded = dg.Definitions(assets=assets, resources=resources).load_asset_value(
+        "short", instance=instance
+    )
+    assert isinstance(loaded, IterableDataset)
+    assert loaded.fingerprint == data_version(instance, "short")
+    assert [row["text"] for row in loaded] == ["HELLO WORLD", "X"]
