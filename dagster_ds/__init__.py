@@ -7,6 +7,8 @@ Dagster integration lives in `dagster_ds.orchestration`.
 from dagster_ds.arrow import Column as Column
 from dagster_ds.arrow import Dataset as Dataset
 from dagster_ds.arrow import DatasetDict as DatasetDict
+from dagster_ds.combine import concatenate_datasets as concatenate_datasets
+from dagster_ds.combine import interleave_datasets as interleave_datasets
 from dagster_ds.errors import CastError as CastError
 from dagster_ds.errors import ClassLabelError as ClassLabelError
 from dagster_ds.errors import ColumnMismatchError as ColumnMismatchError
@@ -41,6 +43,8 @@ from dagster_ds.fingerprint import generate_random_fingerprint as generate_rando
 from dagster_ds.fingerprint import update_fingerprint as update_fingerprint
 from dagster_ds.load import load_dataset as load_dataset
 from dagster_ds.load import load_from_disk as load_from_disk
+from dagster_ds.streaming import IterableDataset as IterableDataset
+from dagster_ds.streaming import IterableDatasetDict as IterableDatasetDict
 
 __version__ = "0.1.0"
 
@@ -66,6 +70,8 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidFingerprintError",
     "InvalidRepoIdError",
+    "IterableDataset",
+    "IterableDatasetDict",
     "List",
     "MalformedFileError",
     "NotASavedDatasetError",
@@ -77,8 +83,10 @@ __all__ = [
     "UnhashableTransformWarning",
     "UnsupportedFeatureWarning",
     "Value",
+    "concatenate_datasets",
     "explain",
     "generate_random_fingerprint",
+    "interleave_datasets",
     "load_dataset",
     "load_from_disk",
     "update_fingerprint",

@@ -19,11 +19,14 @@ inherits that builtin too::
     ├── InvalidFilterError (ValueError)  a Parquet filter is not valid DNF or an Expression
     ├── RowGroupIndexError (IndexError)  a Parquet row group index is out of range
     ├── SchemaMismatchError (ValueError)  a batch does not fit the schema being written
+    │   └── IncompatibleFeaturesError     datasets combined have columns of different types
     ├── UnsupportedTypeError (TypeError)  a column type cannot be written in a format
     ├── DuplicateColumnError (ValueError)  two columns would share a name
     ├── InvalidArgumentError (ValueError)  an argument's value cannot work
     ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
     ├── TransformOutputError (ValueError)  a map/filter function returned unusable output
+    ├── RowCountMismatchError (ValueError)  datasets joined side by side differ in length
+    ├── InvalidStateError (ValueError)  a state_dict does not fit the streaming dataset
     ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
     ├── HubRequestError                             a Hugging Face Hub refused or failed a request
     │   ├── InvalidRepoIdError (InvalidArgumentError)  a repository id is malformed
@@ -96,17 +99,20 @@ __all__ = [
     "HubRevisionNotFoundError",
     "HubStaleParentError",
     "HubUnauthorizedError",
+    "IncompatibleFeaturesError",
     "InvalidArgumentError",
     "InvalidDataFilesError",
     "InvalidFilterError",
     "InvalidFingerprintError",
     "InvalidRepoIdError",
+    "InvalidStateError",
     "LocalHubError",
     "LocalHubStartError",
     "MalformedFileError",
     "NotASavedDatasetError",
     "RepoNotFoundError",
     "RevisionNotFoundError",
+    "RowCountMismatchError",
     "RowGroupIndexError",
     "SchemaMismatchError",
     "TransformOutputError",
@@ -260,6 +266,10 @@ class SchemaMismatchError(DagsterDsError, ValueError):
     """A batch passed to a writer does not fit the schema of the file being written."""
 
 
+class IncompatibleFeaturesError(SchemaMismatchError):
+    """Datasets concatenated or interleaved have a column with different types."""
+
+
 class UnsupportedTypeError(DagsterDsError, TypeError):
     """A column's type cannot be written in the requested format (e.g. a list in CSV)."""
 
@@ -285,6 +295,14 @@ class InvalidFingerprintError(DagsterDsError, ValueError):
 
 class TransformOutputError(DagsterDsError, ValueError):
     """A map or filter function returned output that cannot become a dataset."""
+
+
+class RowCountMismatchError(DagsterDsError, ValueError):
+    """Datasets concatenated side by side (``axis=1``) do not have the same number of rows."""
+
+
+class InvalidStateError(DagsterDsError, ValueError):
+    """A ``state_dict`` is malformed or was saved from a different streaming pipeline."""
 
 
 class NotASavedDatasetError(DagsterDsError, FileNotFoundError):

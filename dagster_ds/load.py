@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
@@ -31,6 +31,9 @@ from dagster_ds.formats import (
 )
 from dagster_ds.progress import progress_bar
 
+if TYPE_CHECKING:
+    from dagster_ds.streaming import IterableDataset, IterableDatasetDict
+
 __all__ = ["load_dataset", "load_from_disk"]
 
 _ROOT = "0" * 32
@@ -45,7 +48,7 @@ def load_dataset(
     *,
     split: str,
     features: Features | None = None,
-    streaming: bool = False,
+    streaming: Literal[False] = False,
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
@@ -62,7 +65,7 @@ def load_dataset(
     data_files: DataFiles | None = None,
     split: None = None,
     features: Features | None = None,
-    streaming: bool = False,
+    streaming: Literal[False] = False,
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
@@ -71,6 +74,42 @@ def load_dataset(
     endpoint: str | None = None,
     **reader_options: Any,
 ) -> DatasetDict: ...
+@overload
+def load_dataset(
+    path: str,
+    name: str | None = None,
+    data_dir: str | None = None,
+    data_files: DataFiles | None = None,
+    *,
+    split: str,
+    features: Features | None = None,
+    streaming: Literal[True],
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
+    **reader_options: Any,
+) -> IterableDataset: ...
+@overload
+def load_dataset(
+    path: str,
+    name: str | None = None,
+    data_dir: str | None = None,
+    data_files: DataFiles | None = None,
+    split: None = None,
+    features: Features | None = None,
+    *,
+    streaming: Literal[True],
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
+    **reader_options: Any,
+) -> IterableDatasetDict: ...
 def load_dataset(
     path: str,
     name: str | None = None,
@@ -86,7 +125,7 @@ def load_dataset(
     token: str | None = None,
     endpoint: str | None = None,
     **reader_options: Any,
-) -> Dataset | DatasetDict:
+) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     r"""Load a dataset from data files, as ``datasets.load_dataset`` does.
 
     ``path`` is a format name (``"parquet"``, ``"json"``, ``"csv"``, ``"text"``,
@@ -95,6 +134,10 @@ def load_dataset(
     splits. Parquet honours ``columns=`` and ``filters=`` (row groups that
     cannot match are not read). Other keywords go to the format's reader
     (``field=`` for JSON, ``delimiter=`` for CSV...).
+
+    With ``streaming=True`` nothing is read up front: the result is an
+    `IterableDataset` (one shard per file) read lazily, batch by batch, in bounded
+    memory; its fingerprint equals the non-streaming dataset's.
 
     ``path`` may also be a Hub dataset repository, ``"namespace/name"`` (when no
     local file or folder has that name): ``name`` picks a config of its card
@@ -107,7 +150,8 @@ def load_dataset(
     time), else https://huggingface.co.
 
     Returns:
-        The ``split`` asked for, else a `DatasetDict` of every split.
+        The ``split`` asked for, else a `DatasetDict` of every split
+        (`IterableDataset` and `IterableDatasetDict` when streaming).
 
     Example:
         >>> import tempfile, pathlib
@@ -116,11 +160,6 @@ def load_dataset(
         >>> load_dataset("json", data_files=str(folder / "rows.jsonl"), split="train")["a"][:]
         [1, 2]
     """
-    if streaming:
-        raise InvalidArgumentError(
-            "load_dataset(streaming=True) needs dagster_ds.streaming, which this version "
-            "does not have yet; load without streaming."
-        )
     origin: dict[str, Any] | None = None
     if _is_hub_repo(path):
         from dagster_ds.hub._load import resolve_hub_dataset
@@ -141,6 +180,19 @@ def load_dataset(
             f"load_dataset: unknown split {split!r}; the data files give {sorted(resolved)}."
         )
     wanted = [split] if split is not None else list(resolved)
+    if streaming:
+        return _stream(
+            wanted,
+            split,
+            resolved,
+            fmt,
+            features,
+            columns,
+            filters,
+            reader_options,
+            storage_options,
+            origin,
+        )
     loaded = {
         wanted_split: _load_split(
             wanted_split,
@@ -209,16 +261,9 @@ def _load_split(
     origin: Mapping[str, Any] | None = None,
 ) -> Dataset:
     file_format = fmt or infer_format([file.url for file in files])
-    args: dict[str, Any] = {
-        "format": file_format,
-        "source": fingerprint_files(files, storage_options=storage_options),
-        "features": features.to_dict() if features is not None else None,
-        "columns": list(columns) if columns is not None else None,
-        "filters": filters,
-        "options": dict(options),
-    }
-    if origin is not None:
-        args["origin"] = dict(origin)
+    args = _load_args(
+        files, file_format, features, columns, filters, options, storage_options, origin
+    )
     fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
     transform = Transform("load_dataset", (), fingerprint, tree)
 
@@ -243,3 +288,69 @@ def _load_split(
     dataset = table_result(None, transform, write, features_for)
     dataset._split = split  # pyright: ignore[reportPrivateUsage]
     return dataset
+
+
+def _load_args(
+    files: list[ResolvedFile],
+    file_format: str,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What a loaded split's fingerprint is made of (the same streamed or not)."""
+    args: dict[str, Any] = {
+        "format": file_format,
+        "source": fingerprint_files(files, storage_options=storage_options),
+        "features": features.to_dict() if features is not None else None,
+        "columns": list(columns) if columns is not None else None,
+        "filters": filters,
+        "options": {key: value for key, value in options.items() if key != "stats"},
+    }
+    if origin is not None:
+        args["origin"] = dict(origin)
+    return args
+
+
+def _stream(
+    wanted: list[str],
+    split: str | None,
+    resolved: Mapping[str, list[ResolvedFile]],
+    fmt: str | None,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
+) -> IterableDataset | IterableDatasetDict:
+    """The splits as streams: nothing is read (or hashed) until used."""
+    from dagster_ds.streaming import IterableDatasetDict
+    from dagster_ds.streaming._construct import stream_files
+
+    def one(name: str) -> IterableDataset:
+        files = resolved[name]
+        file_format = fmt or infer_format([file.url for file in files])
+
+        def fingerprint() -> str:
+            args = _load_args(
+                files, file_format, features, columns, filters, options, storage_options, origin
+            )
+            return fingerprint_transform(_ROOT, "load_dataset", args)[0]
+
+        return stream_files(
+            files,
+            file_format,
+            features=features,
+            columns=columns,
+            filters=filters,
+            options=options,
+            storage_options=storage_options,
+            split=name,
+            fingerprint=fingerprint,
+        )
+
+    streams = {name: one(name) for name in wanted}
+    return streams[split] if split is not None else IterableDatasetDict(streams)

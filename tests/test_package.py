@@ -18,7 +18,7 @@ def test_import_does_not_pull_in_dagster_or_the_hub_client(run_python: RunPython
         """
         import sys
         import dagster_ds
-        heavy = ("dagster", "huggingface_hub", "datasets")
+        heavy = ("dagster", "huggingface_hub", "datasets", "torch")
         print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
         """
     )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dagster_ds.cache import CacheEntry
+    from dagster_ds.streaming import IterableDataset
 
 _ITER_BATCH = 1000
 
@@ -320,6 +321,33 @@ class Dataset(TransformMethods, StorageMethods):
                 f"{argument}: column(s) {missing} not in the dataset; its columns are "
                 f"{self.column_names}. Check the spelling, or add the column first."
             )
+
+    def to_iterable_dataset(self, num_shards: int = 1) -> IterableDataset:
+        """A stream of this dataset's rows, in ``num_shards`` contiguous shards (zero-copy).
+
+        More shards allow shuffling the shard order and spreading the work over
+        torch ``DataLoader`` workers. Batches are slices of the Arrow table (taken
+        through the indices mapping, if any); the output format is kept.
+
+        Example:
+            >>> ds = Dataset.from_dict({"a": [1, 2, 3, 4]}).to_iterable_dataset(num_shards=2)
+            >>> ds.num_shards, [x["a"] for x in ds]
+            (2, [1, 2, 3, 4])
+        """
+        from dagster_ds.streaming._construct import stream_table
+
+        fingerprint = update_fingerprint(
+            self._fingerprint, "to_iterable_dataset", {"num_shards": num_shards}
+        )
+        return stream_table(
+            self._data,
+            self._indices,
+            features=self._features,
+            num_shards=num_shards,
+            split=self._split,
+            fingerprint=fingerprint,
+            format_type=self._output_format.type,
+        )
 
     # -- formats ---------------------------------------------------------
 

@@ -1,0 +1,293 @@
+# pyarrow exposes untyped or loosely generic APIs: this module is where the streaming
+# package touches them, so strict mode stays on everywhere else.
+# pyright: reportUnknownMemberType=false, reportUnknownArgumentType=false
+# pyright: reportUnknownVariableType=false, reportUnknownParameterType=false
+# pyright: reportMissingTypeArgument=false, reportMissingTypeStubs=false
+"""Arrow helpers the operators share: rows to batches, stable types, schemas, masks, IPC."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from dagster_ds.errors import IncompatibleFeaturesError, InvalidStateError, TransformOutputError
+from dagster_ds.features import Features
+
+
+def rows_to_batch(
+    rows: Sequence[Mapping[str, Any]], features: Features | None, where: str
+) -> pa.RecordBatch:
+    """A batch from Python rows; a column missing from some rows is None there (as the anchor)."""
+    names: dict[str, None] = {}
+    for row in rows:
+        names.update(dict.fromkeys(row))
+    columns = {name: [row.get(name) for row in rows] for name in names}
+    return columns_to_batch(columns, features, where)
+
+
+def columns_to_batch(
+    columns: Mapping[str, Any], features: Features | None, where: str
+) -> pa.RecordBatch:
+    """A batch from a dict of columns (lists or arrays), typed by ``features`` when given."""
+    if features is not None:
+        encoded = features.encode_batch(columns) if set(columns) == set(features) else columns
+        try:
+            return pa.RecordBatch.from_pydict(dict(encoded), schema=features.arrow_schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, KeyError) as error:
+            raise TransformOutputError(
+                f"{where}: the values do not fit the features {dict(features)}: {error}. "
+                "Fix the values or the features."
+            ) from error
+    arrays: dict[str, Any] = {}
+    for name, values in columns.items():
+        try:
+            arrays[str(name)] = (
+                values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
+            raise TransformOutputError(
+                f"{where}: the values of column {name!r} do not fit one Arrow type: {error}. "
+                "Give every value of a column the same type, or pass features=..."
+            ) from error
+    lengths = {name: len(values) for name, values in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise TransformOutputError(
+            f"{where}: columns of unequal lengths {lengths}; every column of a batch must "
+            "have the same number of values."
+        )
+    return pa.RecordBatch.from_pydict(arrays)
+
+
+class TypeKeeper:
+    """Keeps a column's type from batch to batch when a later batch infers ``null``.
+
+    Rows typed one batch at a time infer ``null`` for a column whose values are all
+    None in that batch; casting it to the type seen before keeps the stream's schema
+    stable (Parquet and concatenation need one schema).
+    """
+
+    def __init__(self) -> None:
+        self._types: dict[str, pa.DataType] = {}
+
+    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        schema = batch.schema
+        changed = False
+        arrays: list[pa.Array] = []
+        for index, field in enumerate(schema):
+            column = batch.column(index)
+            known = self._types.get(field.name)
+            if pa.types.is_null(field.type) and known is not None:
+                column = pa.nulls(len(column), known)  # pyright: ignore[reportCallIssue, reportArgumentType]
+                changed = True
+            elif not pa.types.is_null(field.type):
+                self._types[field.name] = field.type
+            arrays.append(column)
+        if not changed:
+            return batch
+        return pa.RecordBatch.from_arrays(arrays, names=schema.names)
+
+
+def unify_schemas(schemas: Sequence[pa.Schema], what: str) -> pa.Schema:
+    """The schema rows of all ``schemas`` fit in: columns in order of appearance.
+
+    A column missing from some schemas, or of type ``null`` in some, is allowed (its
+    values are None there, as in the anchor). Two different types for one column are
+    an error that lists every such column.
+    """
+    fields: dict[str, pa.Field] = {}
+    conflicts: dict[str, None] = {}
+    for schema in schemas:
+        for field in schema:
+            known = fields.get(field.name)
+            if known is None or pa.types.is_null(known.type):
+                fields[field.name] = field
+            elif not pa.types.is_null(field.type) and not known.type.equals(field.type):
+                conflicts[field.name] = None
+    if conflicts:
+        details = "; ".join(
+            f"{name!r} is " + ", ".join(_types_by_dataset(name, schemas)) for name in conflicts
+        )
+        raise IncompatibleFeaturesError(
+            f"Cannot {what}: column types differ: {details}. Cast the datasets to the same "
+            "features first (dataset.cast(...) or cast_column(...))."
+        )
+    metadata = schemas[0].metadata if schemas else None
+    return pa.schema(list(fields.values()), metadata=metadata)  # pyright: ignore[reportArgumentType]
+
+
+def _types_by_dataset(name: str, schemas: Sequence[pa.Schema]) -> list[str]:
+    return [
+        f"{schema.field(name).type} in dataset {position}"
+        for position, schema in enumerate(schemas)
+        if name in schema.names
+    ]
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with ``schema``'s columns: missing ones all None, ``null`` ones cast."""
+    if batch.schema.equals(schema):
+        return batch
+    arrays: list[pa.Array] = []
+    for field in schema:
+        if field.name in batch.schema.names:
+            column = batch.column(field.name)
+            if not column.type.equals(field.type):
+                column = column.cast(field.type)
+            arrays.append(column)
+        else:
+            arrays.append(pa.nulls(batch.num_rows, field.type))  # pyright: ignore[reportCallIssue, reportArgumentType]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def hstack(pieces: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
+    """Batches of equal length side by side, as one batch."""
+    arrays: list[pa.Array] = []
+    names: list[str] = []
+    for piece in pieces:
+        arrays.extend(piece.columns)
+        names.extend(piece.schema.names)
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def concat_batches(pieces: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
+    """One batch from several; columns missing or all-null in some pieces are reconciled."""
+    if len(pieces) == 1:
+        return pieces[0]
+    first = pieces[0].schema
+    if all(piece.schema.equals(first) for piece in pieces):
+        return pa.concat_batches(list(pieces))  # pyright: ignore[reportAttributeAccessIssue]
+    tables = [pa.Table.from_batches([piece]) for piece in pieces]
+    table = pa.concat_tables(tables, promote_options="permissive").combine_chunks()
+    return table_to_batch(table)
+
+
+def table_to_batch(table: pa.Table) -> pa.RecordBatch:
+    """A table as one record batch (copying only when it has several chunks)."""
+    batches = table.combine_chunks().to_batches()
+    if not batches:
+        return pa.RecordBatch.from_pylist([], schema=table.schema)
+    return batches[0]
+
+
+def take(batch: pa.RecordBatch, positions: Sequence[int]) -> pa.RecordBatch:
+    """The rows of ``batch`` at ``positions``, in that order."""
+    return batch.take(pa.array(positions, pa.int64()))
+
+
+def table_rows(
+    table: pa.Table, indices: Any, start: int, stop: int, batch_size: int
+) -> list[pa.RecordBatch]:
+    """Rows ``start`` to ``stop`` of ``table`` (through ``indices`` when given), as batches."""
+    if indices is None:
+        return table.slice(start, max(stop - start, 0)).to_batches(max_chunksize=batch_size)
+    return table.take(indices.slice(start, max(stop - start, 0))).to_batches(
+        max_chunksize=batch_size
+    )
+
+
+def group_rows(batch: pa.RecordBatch, batch_size: int) -> pa.RecordBatch:
+    """One row per ``batch_size`` rows of ``batch``: every column becomes a list column."""
+    offsets = pa.array([*range(0, batch.num_rows, batch_size), batch.num_rows], pa.int32())
+    arrays = [pa.ListArray.from_arrays(offsets, column) for column in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def grouped_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema of `group_rows`'s output."""
+    return pa.schema([pa.field(field.name, pa.list_(field.type)) for field in schema])
+
+
+def select_schema(schema: pa.Schema, names: Sequence[str]) -> pa.Schema | None:
+    """Only the columns ``names`` of ``schema`` in that order (None if one is missing)."""
+    if any(name not in schema.names for name in names):
+        return None
+    return pa.schema([schema.field(name) for name in names])
+
+
+def rename_schema(schema: pa.Schema, mapping: Mapping[str, str]) -> pa.Schema:
+    """``schema`` with columns renamed."""
+    return pa.schema([field.with_name(mapping.get(field.name, field.name)) for field in schema])
+
+
+def drop_schema(schema: pa.Schema, names: Sequence[str]) -> pa.Schema:
+    """``schema`` without the columns ``names``."""
+    return pa.schema([field for field in schema if field.name not in names])
+
+
+def side_by_side_schema(schemas: Sequence[pa.Schema]) -> pa.Schema:
+    """The columns of every schema, in order."""
+    return pa.schema([field for schema in schemas for field in schema])
+
+
+def parquet_schema(
+    url: str, storage_options: Mapping[str, Any] | None, columns: Sequence[str] | None
+) -> pa.Schema:
+    """A Parquet file's schema, read from its footer (only ``columns`` when given)."""
+    import fsspec
+    import pyarrow.parquet as pq
+
+    with fsspec.open(url, "rb", **dict(storage_options or {})) as stream:
+        schema = pq.read_schema(stream)  # pyright: ignore[reportArgumentType]
+    if columns is None:
+        return schema
+    kept = [schema.field(name) for name in columns if name in schema.names]
+    return pa.schema(kept, metadata=schema.metadata)  # pyright: ignore[reportArgumentType]
+
+
+def file_size(url: str, storage_options: Mapping[str, Any] | None) -> int:
+    """The size of a written file, in bytes."""
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
+    return int(fs.size(path) or 0)
+
+
+def as_mask(result: Any, rows: int, where: str) -> pa.Array[Any]:
+    """A batched filter's result as a boolean array of ``rows`` values."""
+    try:
+        if isinstance(result, pa.ChunkedArray):
+            mask = result.combine_chunks()
+        elif isinstance(result, pa.Array):
+            mask = result
+        else:
+            mask = pa.array([bool(value) for value in result], pa.bool_())
+    except TypeError as error:
+        raise TransformOutputError(
+            f"filter returned {type(result).__name__} for {where}; a batched filter must "
+            "return one boolean per example (a list or an array)."
+        ) from error
+    if len(mask) != rows:
+        raise TransformOutputError(
+            f"filter returned {len(mask)} values for the {rows} {where}; return one "
+            "boolean per example."
+        )
+    return mask if pa.types.is_boolean(mask.type) else mask.cast(pa.bool_())
+
+
+def bool_array(values: Sequence[bool]) -> pa.Array[Any]:
+    """A boolean Arrow array."""
+    return pa.array(values, pa.bool_())
+
+
+def to_base64_ipc(batch: pa.RecordBatch) -> str:
+    """A batch as base64 text of an Arrow IPC stream (for JSON states)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")
+
+
+def from_base64_ipc(text: str, where: str) -> pa.RecordBatch | None:
+    """The batch `to_base64_ipc` wrote (None when it has no rows)."""
+    try:
+        data = base64.b64decode(text, validate=True)
+        table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    except (ValueError, pa.ArrowInvalid) as error:
+        raise InvalidStateError(
+            f"{where}: the rows in the state_dict are not base64 Arrow IPC ({error}); pass a "
+            "state_dict() saved from the same pipeline."
+        ) from error
+    return table_to_batch(table) if table.num_rows else None

@@ -1,0 +1,57 @@
+"""Calling a user's map or filter function the way the anchor documents it."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from dagster_ds.streaming._format import Formatter
+
+# Examples turned into Python objects at a time by per-example map and filter: small
+# enough to bound memory with large rows, large enough to amortise Arrow conversions.
+EXAMPLES_PER_CALL = 1000
+
+
+@dataclass(frozen=True)
+class FunctionCall:
+    """A function and how to call it: ``f(example | *columns[, index], **fn_kwargs)``."""
+
+    function: Callable[..., Any]
+    input_columns: tuple[str, ...] | None = None
+    with_indices: bool = False
+    fn_kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    formatter: Formatter = field(default_factory=Formatter)
+
+    def per_example(self, batch: pa.RecordBatch, first_index: int) -> tuple[list[Any], list[Any]]:
+        """The formatted rows of ``batch`` and the function's result for each."""
+        rows = self.formatter.rows(batch)
+        function, kwargs, columns = self.function, self.fn_kwargs, self.input_columns
+        if columns is None and not self.with_indices:
+            if not kwargs:
+                return rows, list(map(function, rows))
+            return rows, [function(row, **kwargs) for row in rows]
+        results: list[Any] = []
+        for offset, row in enumerate(rows):
+            args: list[Any] = [row] if columns is None else [row[name] for name in columns]
+            if self.with_indices:
+                args.append(first_index + offset)
+            results.append(function(*args, **kwargs))
+        return rows, results
+
+    def batched(self, batch: pa.RecordBatch, first_index: int) -> tuple[Any, Any]:
+        """The formatted batch and the function's result for it."""
+        formatted = self.formatter.batch(batch)
+        columns = self.input_columns
+        args: list[Any] = [formatted] if columns is None else [formatted[name] for name in columns]
+        if self.with_indices:
+            args.append(list(range(first_index, first_index + batch.num_rows)))
+        return formatted, self.function(*args, **self.fn_kwargs)
+
+
+def returned_input(inputs: Sequence[Any], results: Sequence[Any]) -> bool:
+    """Whether the function returned (possibly changed) input objects rather than new ones."""
+    return any(map(operator.is_, inputs, results))

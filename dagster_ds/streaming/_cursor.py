@@ -1,0 +1,107 @@
+"""Reading a node row by row while knowing, at every row, where to resume."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import pyarrow as pa
+
+from dagster_ds.streaming._arrow import concat_batches
+from dagster_ds.streaming._node import Node, State, field
+
+# Where a reader of a node stands: the node's checkpoint before the batch being read
+# (None: the start) and how many rows after that checkpoint were consumed.
+Position: TypeAlias = dict[str, Any]
+
+
+def start_position() -> Position:
+    """The position before the first row."""
+    return {"state": None, "skip": 0}
+
+
+class Cursor:
+    """Consumes a node's rows in slices of any size, with an exact resume position.
+
+    `position` is valid between any two rows, even in the middle of a batch:
+    ``Cursor(node, cursor.position())`` continues with the next row. Operators that
+    regroup rows (batched map, batch, shuffle, interleave) keep their children's
+    positions in their own checkpoints this way.
+    """
+
+    def __init__(self, node: Node, position: Position | None = None) -> None:
+        where = position if position is not None else start_position()
+        name = type(node).__name__
+        base: State | None = where.get("state") if isinstance(where, dict) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        self._skip: int = field(where, "skip", int, name)
+        self._base = base
+        self._batches = node.batches(base)
+        self._batch: pa.RecordBatch | None = None
+        self._after: State | None = None
+        self._offset = 0
+        self._done = False
+
+    def _load(self) -> bool:
+        """Make sure a batch with unread rows is loaded; False at the end of the node."""
+        batch = self._batch
+        while batch is None or self._offset >= batch.num_rows:
+            if batch is not None:
+                self._base, self._batch, self._offset = self._after, None, 0
+            if self._done:
+                return False
+            item = next(self._batches, None)
+            if item is None:
+                self._done = True
+                return False
+            batch, self._after = item
+            self._batch = batch
+            if self._skip:
+                self._offset = min(self._skip, batch.num_rows)
+                self._skip -= self._offset
+        return True
+
+    def available(self) -> int:
+        """Rows left in the batch being read (loading the next one if needed); 0 at the end."""
+        if not self._load():
+            return 0
+        assert self._batch is not None
+        return self._batch.num_rows - self._offset
+
+    def take(self, limit: int | None = None) -> pa.RecordBatch | None:
+        """Up to ``limit`` rows of the batch being read (all when None); None at the end."""
+        if not self._load():
+            return None
+        batch = self._batch
+        assert batch is not None
+        count = batch.num_rows - self._offset
+        if limit is not None:
+            count = min(count, limit)
+        if self._offset == 0 and count == batch.num_rows:
+            piece = batch
+        else:
+            piece = batch.slice(self._offset, count)
+        self._offset += count
+        return piece
+
+    def read(self, rows: int | None) -> pa.RecordBatch | None:
+        """The next ``rows`` rows across batches (fewer at the end; every row when None)."""
+        pieces: list[pa.RecordBatch] = []
+        wanted = rows
+        while wanted is None or wanted > 0:
+            piece = self.take(wanted)
+            if piece is None:
+                break
+            pieces.append(piece)
+            if wanted is not None:
+                wanted -= piece.num_rows
+        if not pieces:
+            return None
+        return concat_batches(pieces)
+
+    def position(self) -> Position:
+        """Where the next row is: resume with ``Cursor(node, position)``."""
+        batch = self._batch
+        if batch is None:
+            return {"state": self._base, "skip": self._skip}
+        if self._offset >= batch.num_rows:
+            return {"state": self._after, "skip": 0}
+        return {"state": self._base, "skip": self._offset}

@@ -1,0 +1,76 @@
+"""Exports: a stream written batch by batch (bounded memory) to one file or one per shard."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.formats import open_writer
+from dagster_ds.streaming._arrow import file_size
+
+if TYPE_CHECKING:
+    from dagster_ds.streaming._dataset import IterableDataset
+
+# Parquet row groups are written once this much data is pending: the writer's memory.
+ROW_GROUP_BYTES = 32 << 20
+
+
+def export(
+    dataset: IterableDataset,
+    format: str,
+    path: str | os.PathLike[str],
+    *,
+    batch_size: int | None,
+    storage_options: Mapping[str, Any] | None,
+    num_shards: int | None,
+    options: Mapping[str, Any],
+) -> int:
+    """Write ``dataset`` as ``format``; return the bytes written (all files together)."""
+    target = os.fspath(path)
+    if format == "parquet" and "row_group_size" not in options:
+        options = {"max_row_group_bytes": ROW_GROUP_BYTES, **options}
+    if num_shards is None:
+        return _write(dataset, format, target, batch_size, storage_options, options)
+    if num_shards < 1 or "{index" not in target:
+        raise InvalidArgumentError(
+            f"to_{format}(num_shards={num_shards!r}): writing one file per shard needs "
+            f"num_shards >= 1 and a path with an '{{index}}' placeholder, got {target!r}; "
+            "e.g. 'out/train-{index:05d}-of-{num_shards:05d}.parquet'."
+        )
+    written = 0
+    for index in range(num_shards):
+        shard = dataset.shard(num_shards, index, contiguous=True)
+        name = target.format(index=index, num_shards=num_shards)
+        written += _write(shard, format, name, batch_size, storage_options, options)
+    return written
+
+
+def _write(
+    dataset: IterableDataset,
+    format: str,
+    url: str,
+    batch_size: int | None,
+    storage_options: Mapping[str, Any] | None,
+    options: Mapping[str, Any],
+) -> int:
+    features = dataset.features
+    schema = features.arrow_schema if features is not None else None
+    with open_writer(
+        url, format, schema=schema, storage_options=storage_options, **options
+    ) as writer:
+        for batch in _batches(dataset, batch_size):
+            writer.write(batch)
+    return file_size(url, storage_options)
+
+
+def _batches(dataset: IterableDataset, batch_size: int | None) -> Iterator[pa.RecordBatch]:
+    arrow = dataset.with_format("arrow")
+    if batch_size is None:
+        yield from arrow._record_batches()  # pyright: ignore[reportPrivateUsage]
+        return
+    for table in arrow.iter(batch_size=batch_size):
+        yield from table.to_batches()
