@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from dagster_ds import ClassLabel, Features, Value, load_dataset
 from dagster_ds.hub import _shards
@@ -71,6 +72,15 @@ def test_a_stream_round_trips_through_our_reader(
     )
     assert list(streamed) == expected
     assert streamed.fingerprint == ours.fingerprint
+    header = yaml.safe_load(
+        Path(hub_api.hf_hub_download("user/stream", "README.md", repo_type="dataset"))
+        .read_text()
+        .split("---\n")[1]
+    )
+    record = header["dagster_ds"]["configs"]["default"]["splits"]["train"]
+    assert record["fingerprint"] == ds.fingerprint
+    assert [step["transform"] for step in record["lineage"]] == ["map", "filter"]
+    assert record["parents"] == [ds.lineage[-2].fingerprint]
     assert ds.push_to_hub("user/stream", num_shards=5, endpoint=local_hub.endpoint).skipped
 
 
