@@ -44,8 +44,7 @@ inherits that builtin too::
     │   ├── DatasetAssetDefinitionError (ValueError)  a dataset asset or source is declared wrongly
     │   ├── DatasetAssetOutputError (TypeError)     a transform returned something not a dataset
     │   ├── DatasetSourceNotFoundError (FileNotFoundError)  a source's path matches no file
-    │   ├── DatasetNotStoredError (FileNotFoundError)  storage lacks a recorded fingerprint
-    │   └── HubPushError (RuntimeError)             pushing an asset's dataset to the Hub failed
+    │   └── DatasetNotStoredError (FileNotFoundError)  storage lacks a recorded fingerprint
     └── LocalHubError                               the local Hub server failed or refused
         ├── LocalHubStartError (RuntimeError)       the server did not start listening
         ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
@@ -104,7 +103,6 @@ __all__ = [
     "HubEntryNotFoundError",
     "HubFeaturesMismatchError",
     "HubNotFoundError",
-    "HubPushError",
     "HubRepositoryNotFoundError",
     "HubRequestError",
     "HubRevisionNotFoundError",
@@ -391,10 +389,6 @@ class DatasetSourceNotFoundError(OrchestrationError, FileNotFoundError):
 
 class DatasetNotStoredError(OrchestrationError, FileNotFoundError):
     """The IO manager's storage does not hold the fingerprint Dagster recorded for an asset."""
-
-
-class HubPushError(OrchestrationError, RuntimeError):
-    """Pushing an asset's dataset to the Hub failed (the cause is chained)."""
 
 
 class LocalHubError(DagsterDsError):

@@ -22,14 +22,18 @@ import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from filelock import FileLock
 from pydantic import Field, PrivateAttr
 
-from dagster_ds.errors import DagsterDsError, DatasetAssetDefinitionError, HubPushError
+from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.testing import LocalHubServer
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow import Dataset
+    from dagster_ds.hub import PushResult
 
 __all__ = ["HubResource", "HubTarget"]
 
@@ -187,36 +191,28 @@ class HubResource(dg.ConfigurableResource):
         """The web URL of one commit of a dataset repository."""
         return f"{self.repo_url(repo_id)}/commit/{commit}"
 
-    def push(self, dataset: Any, target: HubTarget) -> Any:
+    def push(self, dataset: Dataset, target: HubTarget) -> PushResult:
         """Push ``dataset`` to ``target`` in one commit, or none if the Hub has its fingerprint.
 
         Returns:
-            The push result: ``skipped`` (True when the Hub already had this
-            fingerprint), ``commit_oid`` and ``commit_url``.
+            The `PushResult`: ``skipped`` (True when the Hub already recorded this
+            fingerprint for the split), ``commit_oid`` and ``commit_url``.
 
         Raises:
-            HubPushError: The push failed for a reason outside dagster_ds (network,
-                server); dagster_ds's own errors (bad repo id, refused token) pass as is.
+            HubRequestError: The Hub refused or failed the push (a bad repo id, a
+                refused token, an unreachable endpoint...); nothing was committed.
         """
-        split = target.split or getattr(dataset, "split", None) or "train"
+        split = target.split or dataset.split or "train"
         with self.repo_lock(target.repo_id):
-            try:
-                return dataset.push_to_hub(
-                    target.repo_id,
-                    config_name=target.config_name,
-                    split=split,
-                    token=self.client_token(),
-                    revision=target.revision,
-                    private=target.private,
-                    endpoint=self.url,
-                )
-            except DagsterDsError:
-                raise
-            except Exception as error:
-                raise HubPushError(
-                    f"Pushing split {split!r} to dataset repo {target.repo_id!r} on {self.url}"
-                    f" failed: {type(error).__name__}: {error}"
-                ) from error
+            return dataset.push_to_hub(
+                target.repo_id,
+                config_name=target.config_name,
+                split=split,
+                token=self.client_token(),
+                revision=target.revision,
+                private=target.private,
+                endpoint=self.url,
+            )
 
     @contextmanager
     def repo_lock(self, repo_id: str) -> Iterator[None]:

@@ -38,16 +38,24 @@ class _SourceSpec:
     streaming: bool
     storage_options: Mapping[str, Any] | None
     reader_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    name: str | None = None
+    revision: str | None = None
+    token: str | None = field(default=None, repr=False)
+    endpoint: str | None = None
 
     def load(self) -> Dataset | IterableDataset:
         try:
             return load_dataset(
                 self.path,
+                self.name,
                 data_dir=self.data_dir,
                 data_files=self.data_files,
                 split=self.split,
                 streaming=self.streaming,
                 storage_options=self.storage_options,
+                revision=self.revision,
+                token=self.token,
+                endpoint=self.endpoint,
                 **self.reader_options,
             )
         except DataFilesNotFoundError as error:
@@ -58,7 +66,10 @@ class _SourceSpec:
 
     def describe(self) -> str:
         files = self.data_files if self.data_files is not None else self.data_dir
-        return f"{self.path!r}" + (f" with data files {files!r}" if files is not None else "")
+        text = f"{self.path!r}" + (f" with data files {files!r}" if files is not None else "")
+        if self.name is not None:
+            text += f", config {self.name!r}"
+        return text + (f" at revision {self.revision!r}" if self.revision is not None else "")
 
 
 class _SourceLoader(dg.IOManager):
@@ -85,6 +96,10 @@ def dataset_source(
     streaming: bool = False,
     storage_options: Mapping[str, Any] | None = None,
     reader_options: Mapping[str, Any] | None = None,
+    config_name: str | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
     key_prefix: str | Sequence[str] | None = None,
     group_name: str | None = None,
     description: str | None = None,
@@ -92,14 +107,17 @@ def dataset_source(
     automation_condition: dg.AutomationCondition | None = None,
     translator: DatasetTranslator | None = None,
 ) -> dg.SourceAsset:
-    """An observable source asset over data files, whose data version is their fingerprint.
+    """An observable source asset over data files or a Hub dataset, versioned by its fingerprint.
 
     The arguments are `load_dataset`'s: ``path`` is a format name with
     ``data_files`` (a path, glob, list or dict of splits; local or any fsspec
-    URL), or a file or folder. Observing the source loads it (from the cache if
-    the files did not change) and records its fingerprint as the data version,
-    with the row count, schema and a preview. An unchanged source
-    keeps its data version, so nothing downstream becomes stale.
+    URL), a file or folder, or a Hub dataset repository (``"namespace/name"``).
+    Observing the source loads it (from the cache if the files did not change)
+    and records its fingerprint as the data version, with the row count, schema
+    and a preview. That fingerprint comes from the files' content (local files),
+    their storage checksums (remote files) or the resolved Hub commit (a Hub
+    repository), so an unchanged source keeps its data version and nothing
+    downstream becomes stale.
 
     Args:
         name: The asset's name (downstream parameters use it).
@@ -110,6 +128,11 @@ def dataset_source(
         streaming: Load as a stream instead of a memory-mapped dataset.
         storage_options: fsspec options for remote files.
         reader_options: Options for the format's reader (``field=``...).
+        config_name: The config of a Hub repository (default: its default config).
+        revision: A Hub repository's branch, tag or commit.
+        token: A Hub token for private repositories (read it from the environment;
+            it is never recorded).
+        endpoint: The Hub (default ``HF_ENDPOINT``, else huggingface.co).
         key_prefix: Prefix of the asset key.
         group_name: The asset group.
         description: Default: where the data comes from.
@@ -135,6 +158,10 @@ def dataset_source(
         streaming=streaming,
         storage_options=storage_options,
         reader_options=dict(reader_options or {}),
+        name=config_name,
+        revision=revision,
+        token=token,
+        endpoint=endpoint,
     )
     describe = translator or DatasetTranslator()
 

@@ -1,4 +1,4 @@
-"""The example code location loads and validates."""
+"""The example pipeline: it loads, validates, runs with the multiprocess executor, then skips."""
 
 from __future__ import annotations
 
@@ -6,11 +6,38 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
+from dagster_ds import Dataset
+from dagster_ds.cache import CacheStore
 from definitions import defs
 from tests.conftest import REPO_ROOT
+from tests.definitions.conftest import Example
+
+ASSETS = ["paragraphs", "tokenized", "train", "test"]
+
+
+def _materializations(result: dg.ExecuteJobResult) -> dict[str, dict[str, Any]]:
+    return {
+        event.materialization.asset_key.to_user_string(): {
+            key: value.value for key, value in event.materialization.metadata.items()
+        }
+        for event in result.get_asset_materialization_events()
+    }
+
+
+def _checks(result: dg.ExecuteJobResult) -> dict[str, bool]:
+    evaluations = [
+        event.event_specific_data
+        for event in result.all_events
+        if event.event_type_value == "ASSET_CHECK_EVALUATION"
+    ]
+    return {
+        evaluation.asset_check_key.to_user_string(): evaluation.passed  # type: ignore[union-attr]
+        for evaluation in evaluations
+    }
 
 
 def test_workspace_validates(tmp_path: Path) -> None:
@@ -30,14 +57,68 @@ def test_workspace_validates(tmp_path: Path) -> None:
 def test_the_pipeline_graph() -> None:
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert keys == {"python_docs", "paragraphs", "tokenized", "train", "test"}
+    assert keys == {"python_docs", *ASSETS}
     assert {check.to_user_string() for check in graph.asset_check_keys} == {
         "tokenized:schema",
         "train:row_count",
         "test:row_count",
     }
     assert defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 3 * * *"
-    for key in ("paragraphs", "tokenized", "train", "test"):
+    for key in ASSETS:
         condition = graph.get(dg.AssetKey(key)).automation_condition
         assert condition is not None
         assert condition.get_label() == "fingerprint_changed"
+
+
+def test_the_multiprocess_executor_materializes_everything(example: Example) -> None:
+    result = example.first
+    assert result.success
+    starts = [event for event in result.all_events if event.event_type_value == "STEP_START"]
+    pids = {event.pid for event in starts}
+    assert len(pids) == len(starts) >= 5  # one process per step, not this one
+    assert os.getpid() not in pids
+    observed = [event.asset_key for event in result.get_asset_observation_events()]
+    assert observed == [dg.AssetKey("python_docs")]
+    materialized = _materializations(result)
+    assert sorted(materialized) == sorted(ASSETS)
+    assert {metadata["dagster_ds/cache"] for metadata in materialized.values()} == {"miss"}
+    assert materialized["train"]["dagster_ds/hub_push"] == "pushed"
+    assert materialized["test"]["dagster_ds/hub_push"] == "pushed"
+    assert materialized["paragraphs"]["dagster/row_count"] == 1093
+    assert (
+        materialized["train"]["dagster/row_count"] + materialized["test"]["dagster/row_count"]
+        == 1093
+    )
+    assert _checks(result) == {
+        "tokenized:schema": True,
+        "train:row_count": True,
+        "test:row_count": True,
+    }
+    # The steps' processes shared one dataset cache: their transforms' results are in it.
+    assert len(CacheStore(example.cache).ls()) >= 4
+
+
+def test_the_second_run_skips_every_transform_and_push(example: Example) -> None:
+    first, second = _materializations(example.first), _materializations(example.second)
+    assert second.keys() == first.keys()
+    for key, metadata in second.items():
+        assert metadata["dagster_ds/cache"] == "hit"
+        assert metadata["dagster_ds/fingerprint"] == first[key]["dagster_ds/fingerprint"]
+        assert metadata["dagster_ds/path"] == first[key]["dagster_ds/path"]
+    for split in ("train", "test"):
+        assert second[split]["dagster_ds/hub_push"] == "skipped (unchanged)"
+        assert second[split]["dagster_ds/hub_commit"] == first[split]["dagster_ds/hub_commit"]
+    assert all(_checks(example.second).values())
+
+
+def test_recorded_data_versions_are_the_fingerprints_of_the_stored_datasets(
+    example: Example,
+) -> None:
+    for key in ASSETS:
+        event = example.instance.get_latest_materialization_event(dg.AssetKey(key))
+        assert event is not None
+        assert event.asset_materialization is not None
+        tags = event.asset_materialization.tags or {}
+        loaded = defs.load_asset_value(key, instance=example.instance)
+        assert isinstance(loaded, Dataset)
+        assert loaded._fingerprint == tags["dagster/data_version"]

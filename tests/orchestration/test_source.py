@@ -63,3 +63,41 @@ def test_a_new_source_version_makes_its_consumers_out_of_date(
     # What Dagster's staleness compares: the version `cleaned` consumed is no longer the latest.
     assert observed_version(instance, "docs") != consumed
     assert body_calls() == ["cleaned", "tokens", "counts"]
+
+
+def test_a_hub_repository_source_is_versioned_by_its_commit(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    from dagster_ds import Dataset
+    from dagster_ds.orchestration import dataset_asset
+    from dagster_ds.testing import LocalHubServer
+    from tests.orchestration._chain import record
+
+    with LocalHubServer(tmp_path / "hub", token="hf_reader") as hub:
+        Dataset.from_dict({"text": ["a", "b"]}).push_to_hub(
+            "team/texts", token="hf_reader", endpoint=hub.endpoint
+        )
+        texts = dataset_source("texts", "team/texts", token="hf_reader", endpoint=hub.endpoint)
+
+        @dataset_asset
+        def counted(texts: Dataset) -> Dataset:
+            record("counted")
+            return texts.map(lambda example: {"n": len(example["text"])})
+
+        assets = [texts, counted]
+        resources = {"io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage"))}
+
+        def refresh() -> str | None:
+            assert dg.materialize(
+                assets, instance=instance, resources=resources, selection=assets
+            ).success
+            return observed_version(instance, "texts")
+
+        first, unchanged = refresh(), refresh()
+        Dataset.from_dict({"text": ["a", "b", "c"]}).push_to_hub(
+            "team/texts", token="hf_reader", endpoint=hub.endpoint
+        )
+        changed = refresh()
+    assert first == unchanged != changed
+    assert body_calls() == ["counted", "counted"]  # not for the unchanged commit
+    assert "hf_reader" not in repr(texts.metadata) + (texts.description or "")

@@ -1,0 +1,52 @@
+"""The example pipeline, materialized once for the whole folder: twice, on a temporary instance."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from tests.conftest import new_dagster_home
+
+IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
+
+
+@dataclass(frozen=True)
+class Example:
+    home: Path
+    cache: Path
+    instance: dg.DagsterInstance
+    first: dg.ExecuteJobResult
+    second: dg.ExecuteJobResult
+
+
+@pytest.fixture(scope="session")
+def example(dagster_homes: Path) -> Iterator[Example]:
+    """The example refreshed twice: with the multiprocess executor, then in process.
+
+    The instance, the storage (in the instance's folder) and the embedded Hub's data
+    live in a temporary DAGSTER_HOME; the dataset cache in a temporary folder.
+    """
+    from definitions import refresh_job
+
+    home = new_dagster_home(dagster_homes)
+    cache = Path(tempfile.mkdtemp(prefix="dagster-ds-example-cache-"))
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DAGSTER_HOME", str(home))
+        env.setenv("DAGSTER_DS_CACHE", str(cache))
+        env.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        env.setenv("DAGSTER_DS_DISABLE_PROGRESS_BARS", "1")
+        for name in ("HF_TOKEN", "DAGSTER_DS_EXAMPLE_REPO", "DAGSTER_DS_STORAGE", "HF_ENDPOINT"):
+            env.delenv(name, raising=False)
+        with dg.instance_for_test(temp_dir=str(home)) as instance:
+            job = dg.reconstructable(refresh_job)
+            first = dg.execute_job(job, instance=instance)  # one spawned process per step
+            second = dg.execute_job(job, instance=instance, run_config=IN_PROCESS)
+            yield Example(home, cache, instance, first, second)
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
