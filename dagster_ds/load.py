@@ -191,6 +191,7 @@ def load_dataset(
             filters,
             reader_options,
             storage_options,
+            origin,
         )
     loaded = {
         wanted_split: _load_split(
@@ -260,9 +261,9 @@ def _load_split(
     origin: Mapping[str, Any] | None = None,
 ) -> Dataset:
     file_format = fmt or infer_format([file.url for file in files])
-    args = _load_args(files, file_format, features, columns, filters, options, storage_options)
-    if origin is not None:
-        args["origin"] = dict(origin)
+    args = _load_args(
+        files, file_format, features, columns, filters, options, storage_options, origin
+    )
     fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
     transform = Transform("load_dataset", (), fingerprint, tree)
 
@@ -297,9 +298,10 @@ def _load_args(
     filters: Filters | None,
     options: Mapping[str, Any],
     storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a loaded split's fingerprint is made of (the same streamed or not)."""
-    return {
+    args: dict[str, Any] = {
         "format": file_format,
         "source": fingerprint_files(files, storage_options=storage_options),
         "features": features.to_dict() if features is not None else None,
@@ -307,6 +309,9 @@ def _load_args(
         "filters": filters,
         "options": {key: value for key, value in options.items() if key != "stats"},
     }
+    if origin is not None:
+        args["origin"] = dict(origin)
+    return args
 
 
 def _stream(
@@ -319,6 +324,7 @@ def _stream(
     filters: Filters | None,
     options: Mapping[str, Any],
     storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
 ) -> IterableDataset | IterableDatasetDict:
     """The splits as streams: nothing is read (or hashed) until used."""
     from dagster_ds.streaming import IterableDatasetDict
@@ -330,7 +336,7 @@ def _stream(
 
         def fingerprint() -> str:
             args = _load_args(
-                files, file_format, features, columns, filters, options, storage_options
+                files, file_format, features, columns, filters, options, storage_options, origin
             )
             return fingerprint_transform(_ROOT, "load_dataset", args)[0]
 

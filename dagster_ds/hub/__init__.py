@@ -1,12 +1,14 @@
 """The Hugging Face Hub: push_to_hub and reading dataset repositories.
 
-`Dataset.push_to_hub` and `DatasetDict.push_to_hub` write Parquet shards and a
-dataset card in the anchor's layout (``data/<split>-XXXXX-of-YYYYY.parquet``,
+`Dataset.push_to_hub`, `DatasetDict.push_to_hub`, `IterableDataset.push_to_hub`
+(streamed in bounded memory) and `IterableDatasetDict.push_to_hub` write Parquet
+shards and a dataset card in the anchor's layout (``data/<split>-XXXXX-of-YYYYY.parquet``,
 README.md with ``dataset_info`` and ``configs``), so ``datasets.load_dataset``
 reads them back. Unlike the anchor, a push is one commit however many files it
 has, a push of unchanged data (same fingerprint as recorded in the card) makes
 no commit, and the card records each split's fingerprint and lineage.
-`dagster_ds.load_dataset` reads Hub repositories (``load_dataset("user/name")``).
+`dagster_ds.load_dataset` reads Hub repositories (``load_dataset("user/name")``,
+``streaming=True`` too).
 
 The Hub endpoint is the ``endpoint=`` argument, else ``HF_ENDPOINT`` (read at
 call time), else https://huggingface.co. For a loopback endpoint (the local Hub

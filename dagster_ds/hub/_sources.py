@@ -175,13 +175,15 @@ def push_dataset(
 
 
 def push_dataset_dict(
-    splits: DatasetDict,
+    splits: DatasetDict | Mapping[str, Any],
     target: PushTarget,
     max_shard_size: int | str | None,
     num_shards: Mapping[str, int | None] | None,
     num_proc: int | None,
+    *,
+    streaming: bool = False,
 ) -> PushResult:
-    """`DatasetDict.push_to_hub` (see there)."""
+    """`DatasetDict.push_to_hub` (and `IterableDatasetDict`'s with ``streaming``)."""
     shards: Mapping[str, Any] = num_shards or {}
     if not isinstance(shards, Mapping):
         raise InvalidArgumentError(
@@ -197,8 +199,9 @@ def push_dataset_dict(
     if not splits:
         raise InvalidArgumentError("DatasetDict.push_to_hub: the DatasetDict has no split.")
     check_push_arguments(target, list(splits), max_shard_size, dict(shards))
+    make_source = iterable_source if streaming else dataset_source
     sources = [
-        dataset_source(dataset, name, shards.get(name), max_shard_size, num_proc)
+        make_source(dataset, name, shards.get(name), max_shard_size, num_proc)
         for name, dataset in splits.items()
     ]
     return push_splits(target, sources, replace_splits=True)

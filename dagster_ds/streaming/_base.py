@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import update_fingerprint
 from dagster_ds.streaming._format import Formatter
@@ -35,6 +36,7 @@ class StreamBase:
     _epoch_cell: EpochCell
     _starting_state: dict[str, Any] | None
     _live: Progress | None
+    _made_by: tuple[StreamBase, str] | None
 
     def _setup(
         self,
@@ -54,6 +56,7 @@ class StreamBase:
         self._epoch_cell = EpochCell()
         self._starting_state = None
         self._live = None
+        self._made_by = None
 
     @property
     def _epoch(self) -> int:
@@ -102,13 +105,35 @@ class StreamBase:
             return update_fingerprint(parent._fingerprint, transform, args)
 
         declared = self._declared if isinstance(features, _Keep) else features
-        return IterableDataset(
+        derived = IterableDataset(
             node,
             features=declared,
             formatter=formatter if formatter is not None else self._formatter,
             split=self._split,
             fingerprint=fingerprint,
         )
+        derived._made_by = (self, transform)
+        return derived
+
+    @property
+    def lineage(self) -> tuple[LineageStep, ...]:
+        """The transforms that made this stream from its source, oldest first.
+
+        Each step names the transform, the fingerprint it produced and its parent's
+        (`push_to_hub` records them in the dataset card).
+
+        Example:
+            >>> ds = IterableDataset.from_dict({"a": [1, 2]}).filter(lambda x: x["a"] > 1)
+            >>> [step.transform for step in ds.take(1).lineage]
+            ['filter', 'take']
+        """
+        steps: list[LineageStep] = []
+        current: StreamBase = self
+        while current._made_by is not None:
+            parent, transform = current._made_by
+            steps.append(LineageStep(transform, current._fingerprint, (parent._fingerprint,)))
+            current = parent
+        return tuple(reversed(steps))
 
     @property
     def features(self) -> Features | None:

@@ -33,6 +33,7 @@ from dagster_ds.streaming._source import ShardSource
 if TYPE_CHECKING:
     import pandas as pd  # pyright: ignore[reportMissingTypeStubs]
 
+    from dagster_ds.hub import PushResult
     from dagster_ds.streaming._column import IterableColumn
 
 _ROOT = "0" * 32
@@ -358,6 +359,65 @@ class IterableDataset(RowOperators, ColumnOperators):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         _add_torch_base(type(self))
+
+    # -- the Hub -------------------------------------------------------------
+
+    def push_to_hub(
+        self,
+        repo_id: str,
+        config_name: str = "default",
+        set_default: bool | None = None,
+        split: str | None = None,
+        data_dir: str | None = None,
+        commit_message: str | None = None,
+        commit_description: str | None = None,
+        private: bool | None = None,
+        token: str | None = None,
+        revision: str | None = None,
+        create_pr: bool | None = False,
+        max_shard_size: int | str | None = None,
+        num_shards: int | None = None,
+        embed_external_files: bool = True,
+        num_proc: int | None = None,
+        *,
+        endpoint: str | None = None,
+    ) -> PushResult:
+        """Stream the dataset to a Hub repository as Parquet shards, in ONE commit.
+
+        As `Dataset.push_to_hub` (layout, card with lineage, skip when the card
+        already records this fingerprint, atomic commit), reading the stream once
+        in bounded memory. ``num_shards`` defaults to the dataset's shards; more
+        output shards than the dataset has are filled round robin (an output
+        shard may hold 0 rows); ``max_shard_size`` reads the stream once more to
+        measure it. ``num_proc`` writes shards in that many processes, each
+        reading whole source shards.
+
+        Example:
+            >>> from dagster_ds.testing import LocalHubServer
+            >>> ds = IterableDataset.from_dict({"a": list(range(10))}, num_shards=1)
+            >>> with LocalHubServer() as hub:
+            ...     result = ds.push_to_hub("user/demo", num_shards=12, endpoint=hub.endpoint)
+            >>> len(result.files), result.num_rows["train"]
+            (12, 10)
+        """
+        from dagster_ds.hub._push import PushTarget
+        from dagster_ds.hub._sources import push_iterable
+
+        del embed_external_files
+        target = PushTarget(
+            repo_id=repo_id,
+            config_name=config_name,
+            set_default=set_default,
+            data_dir=data_dir,
+            commit_message=commit_message,
+            commit_description=commit_description,
+            private=private,
+            token=token,
+            revision=revision,
+            create_pr=create_pr,
+            endpoint=endpoint,
+        )
+        return push_iterable(self, target, split, max_shard_size, num_shards, num_proc)
 
     # -- exports -----------------------------------------------------------
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from dagster_ds.streaming._dataset import IterableDataset
+
+if TYPE_CHECKING:
+    from dagster_ds.hub import PushResult
 
 
 class IterableDatasetDict(dict[str, IterableDataset]):
@@ -68,6 +72,54 @@ class IterableDatasetDict(dict[str, IterableDataset]):
     def cast_column(self, *args: Any, **kwargs: Any) -> IterableDatasetDict:
         """`IterableDataset.cast_column` on every split."""
         return self._each("cast_column", *args, **kwargs)
+
+    def push_to_hub(
+        self,
+        repo_id: str,
+        config_name: str = "default",
+        set_default: bool | None = None,
+        data_dir: str | None = None,
+        commit_message: str | None = None,
+        commit_description: str | None = None,
+        private: bool | None = None,
+        token: str | None = None,
+        revision: str | None = None,
+        create_pr: bool | None = False,
+        max_shard_size: int | str | None = None,
+        num_shards: Mapping[str, int | None] | None = None,
+        embed_external_files: bool = True,
+        num_proc: int | None = None,
+        *,
+        endpoint: str | None = None,
+    ) -> PushResult:
+        """Stream every split to a Hub repository in ONE commit (see `DatasetDict.push_to_hub`).
+
+        Example:
+            >>> from dagster_ds.testing import LocalHubServer
+            >>> splits = IterableDatasetDict({"train": IterableDataset.from_dict({"a": [1, 2]})})
+            >>> with LocalHubServer() as hub:
+            ...     result = splits.push_to_hub("user/demo", endpoint=hub.endpoint)
+            >>> dict(result.num_rows)
+            {'train': 2}
+        """
+        from dagster_ds.hub._push import PushTarget
+        from dagster_ds.hub._sources import push_dataset_dict
+
+        del embed_external_files
+        target = PushTarget(
+            repo_id=repo_id,
+            config_name=config_name,
+            set_default=set_default,
+            data_dir=data_dir,
+            commit_message=commit_message,
+            commit_description=commit_description,
+            private=private,
+            token=token,
+            revision=revision,
+            create_pr=create_pr,
+            endpoint=endpoint,
+        )
+        return push_dataset_dict(self, target, max_shard_size, num_shards, num_proc, streaming=True)
 
     def __repr__(self) -> str:
         body = "\n".join(

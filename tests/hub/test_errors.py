@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from huggingface_hub import HfApi
 
-from dagster_ds import Dataset, DatasetDict, load_dataset
+from dagster_ds import Dataset, DatasetDict, IterableDataset, load_dataset
 from dagster_ds.errors import (
     DataFilesNotFoundError,
     HubAuthError,
@@ -148,6 +148,14 @@ def test_the_token_never_leaks(
     loaded = load_dataset("user/secret", split="train", token=TOKEN, endpoint=endpoint)
     assert loaded.to_list() == ds.to_list()
     assert again.skipped
+    streamed = IterableDataset.from_dict({"x": list(range(6))}, num_shards=2)
+    stream_push = streamed.push_to_hub("user/stream", token=TOKEN, endpoint=endpoint)
+    shown += [repr(stream_push), repr(stream_push.__dict__)]
+    stream_back = load_dataset(
+        "user/secret", split="train", streaming=True, token=TOKEN, endpoint=endpoint
+    )
+    assert list(stream_back) == ds.to_list()
+    shown += [repr(stream_back), repr(stream_back.state_dict()), repr(stream_back.lineage)]
     shown += [repr(pushed), str(pushed), repr(again), repr(loaded), repr(loaded.lineage)]
     shown += [str(loaded.cache_files), str(pushed.__dict__)]
     failures: list[BaseException] = []

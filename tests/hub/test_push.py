@@ -13,7 +13,6 @@ import yaml
 from dagster_ds import ClassLabel, Dataset, DatasetDict, Features, List, Value, load_dataset
 from dagster_ds.errors import HubFeaturesMismatchError
 from dagster_ds.testing import LocalHubServer
-from tests.hub.conftest import Oracle
 
 FEATURES = Features(
     {
@@ -53,8 +52,8 @@ def commits(hub_api: Any, repo_id: str, revision: str | None = None) -> int:
     return len(hub_api.list_repo_commits(repo_id, repo_type="dataset", revision=revision))
 
 
-def test_a_dataset_round_trips_through_our_reader_and_the_anchors(
-    local_hub: LocalHubServer, hub_api: Any, oracle: Oracle, hf_cache: Path
+def test_a_dataset_round_trips_through_our_reader(
+    local_hub: LocalHubServer, hub_api: Any, hf_cache: Path
 ) -> None:
     ds = make(25).map(lambda x: {"n": len(x["tokens"])}).filter(lambda x: x["n"] != 2)
     result = ds.push_to_hub("user/rt", num_shards=3, endpoint=local_hub.endpoint)
@@ -68,10 +67,6 @@ def test_a_dataset_round_trips_through_our_reader_and_the_anchors(
     ours = load_dataset("user/rt", split="train", endpoint=local_hub.endpoint)
     assert ours.to_list() == ds.to_list()
     assert ours.features == ds.features
-    anchor = oracle(("user/rt", None))["user/rt:None"]
-    assert list(anchor) == ["train"]
-    assert anchor["train"]["rows"] == ds.to_list()
-    assert anchor["train"]["features"] == ds.features.to_dict()
 
 
 def test_the_card_records_fingerprint_parents_and_transforms(
@@ -97,36 +92,16 @@ def test_the_card_records_fingerprint_parents_and_transforms(
     assert Features.from_yaml_list(info["features"]) == ds.features
 
 
-def test_other_configs_and_splits_on_the_hub_are_kept(
-    local_hub: LocalHubServer, hub_api: Any, oracle: Oracle
-) -> None:
-    endpoint = local_hub.endpoint
+def push_configs(repo_id: str, endpoint: str) -> dict[str, dict[str, Dataset]]:
+    """Two configs pushed in three steps; what each config's splits should hold."""
     english = DatasetDict({"train": make(5), "test": make(3, offset=100)})
-    english.push_to_hub("user/multi", "en", endpoint=endpoint)
-    make(4, offset=200).push_to_hub("user/multi", "fr", endpoint=endpoint)
-    make(2, offset=300).push_to_hub("user/multi", "en", split="validation", endpoint=endpoint)
-
-    expected = {
+    english.push_to_hub(repo_id, "en", endpoint=endpoint)
+    make(4, offset=200).push_to_hub(repo_id, "fr", endpoint=endpoint)
+    make(2, offset=300).push_to_hub(repo_id, "en", split="validation", endpoint=endpoint)
+    return {
         "en": {"train": make(5), "test": make(3, offset=100), "validation": make(2, offset=300)},
         "fr": {"train": make(4, offset=200)},
     }
-    anchor = oracle(("user/multi", "en"), ("user/multi", "fr"))
-    for config, splits in expected.items():
-        ours = load_dataset("user/multi", config, endpoint=endpoint)
-        assert sorted(ours) == sorted(splits)
-        assert sorted(anchor[f"user/multi:{config}"]) == sorted(splits)
-        for split, ds in splits.items():
-            assert ours[split].to_list() == ds.to_list()
-            assert anchor[f"user/multi:{config}"][split]["rows"] == ds.to_list()
-
-    # A DatasetDict push replaces its config's splits (as the anchor's does); others stay.
-    DatasetDict({"train": make(1)}).push_to_hub("user/multi", "en", endpoint=endpoint)
-    assert data_files(hub_api, "user/multi") == [
-        "en/train-00000-of-00001.parquet",
-        "fr/train-00000-of-00001.parquet",
-    ]
-    assert sorted(load_dataset("user/multi", "en", endpoint=endpoint)) == ["train"]
-    assert load_dataset("user/multi", "fr", endpoint=endpoint)["train"].num_rows == 4
 
 
 def test_an_unchanged_dataset_makes_no_commit(

@@ -70,7 +70,7 @@ def test_fewer_outputs_than_sources_are_contiguous_groups(tmp_path: Path) -> Non
     assert shards == [[0, 1, 2, 3], [4, 5, 6]]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     sizes=st.lists(st.integers(0, 9), min_size=1, max_size=5),
     num_shards=st.integers(1, 12),
