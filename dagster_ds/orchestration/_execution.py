@@ -267,12 +267,6 @@ def _push(
     """Push through the HubResource; the metadata that records where it went."""
     assert spec.push_to_hub is not None
     hub = _hub(spec, context)
-    if isinstance(dataset, IterableDataset):
-        raise DatasetAssetDefinitionError(
-            f"Asset {context.asset_key.to_user_string()!r} is a stream with push_to_hub=, which"
-            " needs a DatasetIOManager: it stores the stream first and pushes what it stored."
-            f" Give the asset io_manager_key={spec.io_manager_key!r} a DatasetIOManager."
-        )
     result = hub.push(dataset, spec.push_to_hub)
     status = "skipped (unchanged)" if result.skipped else "pushed"
     context.log.info(f"Hub: {status}, {result.commit_url}")

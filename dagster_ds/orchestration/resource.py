@@ -34,6 +34,7 @@ from dagster_ds.testing import LocalHubServer
 if TYPE_CHECKING:
     from dagster_ds.arrow import Dataset
     from dagster_ds.hub import PushResult
+    from dagster_ds.streaming import IterableDataset
 
 __all__ = ["HubResource", "HubTarget"]
 
@@ -191,8 +192,8 @@ class HubResource(dg.ConfigurableResource):
         """The web URL of one commit of a dataset repository."""
         return f"{self.repo_url(repo_id)}/commit/{commit}"
 
-    def push(self, dataset: Dataset, target: HubTarget) -> PushResult:
-        """Push ``dataset`` to ``target`` in one commit, or none if the Hub has its fingerprint.
+    def push(self, dataset: Dataset | IterableDataset, target: HubTarget) -> PushResult:
+        """Push ``dataset`` (or a stream) to ``target`` in one commit; none if the Hub has it.
 
         Returns:
             The `PushResult`: ``skipped`` (True when the Hub already recorded this

@@ -172,3 +172,29 @@ def test_check_hub_when_unchanged_asks_the_hub_again(
     assert metadata_value(materialization, "dagster_ds/hub_push") == "skipped (unchanged)"
     assert metadata_value(materialization, "dagster_ds/hub_commit") == head
     assert _commits(hub_data, "user/docs") == [head, *commits]
+
+
+def test_a_stream_is_pushed_as_a_stream_without_a_dataset_io_manager(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path
+) -> None:
+    from dagster_ds.orchestration import dataset_source
+    from dagster_ds.streaming import IterableDataset
+
+    docs = dataset_source("docs", "json", data_files=str(corpus), streaming=True)
+
+    @dataset_asset(io_manager_key="memory", push_to_hub=HubTarget("user/stream", split="train"))
+    def upper(docs: IterableDataset) -> IterableDataset:
+        return docs.map(lambda example: {"text": example["text"].upper()})
+
+    hub_data = tmp_path / "hub"
+    resources = {
+        "memory": dg.InMemoryIOManager(),
+        "hub": HubResource(local_data_dir=str(hub_data)),
+    }
+    assert dg.materialize([docs, upper], instance=instance, resources=resources).success
+    materialization = latest(instance, "upper")
+    assert metadata_value(materialization, "dagster_ds/hub_push") == "pushed"
+    assert metadata_value(materialization, "dagster_ds/cache") == "miss"
+    assert _commits(hub_data, "user/stream")[0] == metadata_value(
+        materialization, "dagster_ds/hub_commit"
+    )
