@@ -168,3 +168,32 @@ def test_each_shard_is_cached_once_whatever_the_dataset_around_it(tmp_path: Path
     second = load_dataset("json", data_files=str(tmp_path / "a" / "*.jsonl"), split="train")
     assert second.map(double, batched=True)["d"][:] == first["d"][4:]
     assert _computed_rows(log) == 0
+
+
+@pytest.mark.parametrize("sizes", [[40], [10, 10, 10, 10]], ids=["row ranges", "whole shards"])
+def test_a_worker_killed_mid_map_fails_clearly_and_caches_nothing_half_done(
+    tmp_path: Path, sizes: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+
+    from dagster_ds.errors import WorkerDiedError
+
+    ds = _files_dataset(tmp_path / "files", sizes)
+    log = tmp_path / "computed.log"
+
+    def tenfold(row: dict[str, int]) -> dict[str, int]:
+        if row["n"] == 25 and os.environ.get("KILL_AT_ROW_25") == "1":
+            os.kill(os.getpid(), signal.SIGKILL)
+        with log.open("a") as file:
+            file.write("1\n")
+        return {"m": row["n"] * 10}
+
+    monkeypatch.setenv("KILL_AT_ROW_25", "1")
+    with pytest.raises(WorkerDiedError, match=r"worker process died while computing .*rows"):
+        ds.map(tenfold, num_proc=2)
+    _computed_rows(log)
+    monkeypatch.setenv("KILL_AT_ROW_25", "0")
+    again = ds.map(tenfold, num_proc=2)  # the same fingerprint: only complete shards were kept
+    assert again["m"][:] == [n * 10 for n in range(sum(sizes))]
+    recomputed = _computed_rows(log)
+    assert recomputed >= (10 if len(sizes) > 1 else 40)  # at least the killed shard's rows
