@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -52,19 +53,88 @@ def _tree(reference: str, root: str | None) -> HashNode:
     path = Path(reference)
     if path.is_file():
         return HashNode.from_dict(json.loads(path.read_text()))
-    entry = CacheStore(root).lookup(reference)
-    if entry is None:
-        raise click.BadParameter(
-            f"{reference!r} is neither a JSON file nor the fingerprint of a cached result; "
-            "list cached fingerprints with 'dagster-ds cache ls'."
-        )
-    with entry:
-        tree = entry.metadata.get("hash_tree")
+    metadata = _resolve(reference, root)
+    tree = metadata.get("hash_tree")
     if not isinstance(tree, dict):
         raise click.BadParameter(
-            f"the cache entry {reference!r} records no hash tree (a random fingerprint)."
+            f"the stored result {reference!r} records no hash tree (a random fingerprint)."
         )
     return HashNode.from_dict(tree)
+
+
+def _resolve(reference: str, root: str | None) -> dict[str, Any]:
+    """The metadata of the one stored result ``reference`` names (or starts) in the store.
+
+    A result is named by its key, or, for an asset version, by its recipe
+    fingerprint or content fingerprint (the data version the UI shows).
+    """
+    wanted = reference.strip().lower()
+    if len(wanted) < 6:
+        raise click.BadParameter(f"{reference!r}: give at least 6 characters of a fingerprint.")
+    found: dict[str, dict[str, Any]] = {}
+    for info in CacheStore(root).ls():
+        names = [
+            info.fingerprint,
+            info.metadata.get("fingerprint"),
+            info.metadata.get("content_fingerprint"),
+        ]
+        if any(isinstance(name, str) and name.startswith(wanted) for name in names):
+            found[info.fingerprint] = dict(info.metadata)
+    if not found:
+        raise click.BadParameter(
+            f"{reference!r} is neither a JSON file nor (the start of) the fingerprint of a stored "
+            "result or asset version; list them with 'dagster-ds cache ls'."
+        )
+    if len(found) > 1:
+        raise click.BadParameter(
+            f"{reference!r} starts {len(found)} stored results ({', '.join(sorted(found)[:5])}...);"
+            " give more characters."
+        )
+    return next(iter(found.values()))
+
+
+@main.command(name="export")
+@click.argument("asset")
+@click.argument("path")
+@click.option(
+    "--fingerprint",
+    default=None,
+    help="The version (its recipe or content fingerprint, or a unique start); default: newest.",
+)
+@click.option("--store", "root", default=None, help="The store (default: $DAGSTER_DS_CACHE).")
+def export_command(asset: str, path: str, fingerprint: str | None, root: str | None) -> None:
+    """Write a stored asset version in save_to_disk layout, for datasets.load_from_disk.
+
+    ASSET is the asset key ("a/b" for a prefixed key); PATH a folder or fsspec URL.
+    """
+    import dagster as dg
+
+    from dagster_ds.orchestration import DatasetStore
+
+    store = DatasetStore(root)
+    key = dg.AssetKey.from_user_string(asset)
+    versions = store.versions(key)
+    if fingerprint is not None:
+        wanted = fingerprint.lower()
+        versions = [
+            record
+            for record in versions
+            if str(record.get("fingerprint", "")).startswith(wanted)
+            or str(record.get("content_fingerprint", "")).startswith(wanted)
+        ]
+    if not versions:
+        raise click.ClickException(
+            f"No stored version of asset {asset!r}"
+            + (f" matches {fingerprint!r}" if fingerprint else "")
+            + f" in {store.root!r}; materialize it, or check --store."
+        )
+    if fingerprint is not None and len({str(r["fingerprint"]) for r in versions}) > 1:
+        raise click.ClickException(
+            f"{fingerprint!r} starts several versions of {asset!r}; give more characters."
+        )
+    chosen = str(versions[0]["fingerprint"])
+    store.export(key, chosen, path)
+    click.echo(f"Exported {asset} ({chosen}) to {path}")
 
 
 main.add_command(hub_group)

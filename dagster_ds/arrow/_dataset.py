@@ -437,6 +437,16 @@ class Dataset(TransformMethods, StorageMethods):
         dataset._output_format = output_format
         return dataset
 
+    def _relabelled(self, fingerprint: str) -> Dataset:
+        """The same rows under another fingerprint (a stored asset's content fingerprint)."""
+        return Dataset._from_shards(
+            self,
+            self._shards,
+            fingerprint=fingerprint,
+            mapping=self._mapping,
+            mapping_entries=self._mapping_entries,
+        )
+
     def set_format(
         self,
         type: str | None = None,

@@ -41,7 +41,9 @@ class TableSink:
         self.schemas: list[pa.Schema] = []
         self.num_rows = 0
 
-    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+    def write(self, data: pa.Table | pa.RecordBatch, source: pa.Table | None = None) -> None:
+        """Write ``data`` (``source``, the input rows it was made from, is for other sinks)."""
+        del source
         table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         if self._pending and table.schema != self._pending[0].schema:
             self._flush()

@@ -86,6 +86,7 @@ def map_dataset(
             job.features_for,
             workers=workers,
             load_from_cache_file=load_from_cache_file,
+            keeps_columns=True,
         )
     return shards_result(dataset, transform, shards, features=spec.features)
 
@@ -145,7 +146,7 @@ class _MapJob:
             if self.spec.drop_last_batch and self.spec.batched and size < self.batch_size:
                 break
             table = shard.read(offset, offset + size)
-            sink.write(self.apply(table, first + offset))
+            sink.write(self.apply(table, first + offset), table)
             wrote = True
             bar.update(size)
         if not wrote:

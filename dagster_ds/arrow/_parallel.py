@@ -76,12 +76,15 @@ def run_shards(
     *,
     workers: int,
     load_from_cache_file: bool,
+    keeps_columns: bool = False,
 ) -> list[tuple[Shard, Features]]:
     """The output shard of each ``(shard, first row, transform)``, computed where missing.
 
     With several workers and at least as many shards, each missing shard is
     computed by a worker straight into the cache, and read back here;
     otherwise shards run one after the other, each split over the workers.
+    ``keeps_columns``: outputs may keep input columns as they are, which are
+    then referenced, not stored again (a map).
     """
     store = CacheStore()
     parallel = (
@@ -98,6 +101,7 @@ def run_shards(
                 make_write(shard, start, workers),
                 features_for,
                 load_from_cache_file=load_from_cache_file,
+                base=shard if keeps_columns and workers == 1 else None,
             )
             for shard, start, transform in pieces
         ]
@@ -108,7 +112,12 @@ def run_shards(
 
     def compute(piece: tuple[Shard, int, Transform]) -> str:
         shard, start, transform = piece
-        output, _ = shard_table(transform, make_write(shard, start, 1), features_for)
+        output, _ = shard_table(
+            transform,
+            make_write(shard, start, 1),
+            features_for,
+            base=shard if keeps_columns else None,
+        )
         for entry in output.entries:
             entry.close()
         return transform.fingerprint
@@ -124,8 +133,13 @@ def run_shards(
     results: list[tuple[Shard, Features]] = []
     for shard, start, transform in pieces:
         entry = found[transform.fingerprint]
-        if entry is None:  # evicted or damaged since: compute it here
-            results.append(shard_table(transform, make_write(shard, start, 1), features_for))
-        else:
-            results.append(open_table_shard(entry))
+        opened = open_table_shard(entry, store) if entry is not None else None
+        if opened is None:  # evicted or damaged since: compute it here
+            opened = shard_table(
+                transform,
+                make_write(shard, start, 1),
+                features_for,
+                base=shard if keeps_columns else None,
+            )
+        results.append(opened)
     return results

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dagster_ds.arrow._changed_columns import ChangedColumnsSink, LayoutChanged, with_base
 from dagster_ds.arrow._entries import TableSink, read_indices, read_table, write_indices
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.arrow._shards import Shard, offsets
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
-from dagster_ds.errors import InvalidFingerprintError, SchemaMismatchError
+from dagster_ds.errors import CacheError, InvalidFingerprintError, SchemaMismatchError
 from dagster_ds.features import Features, arrow_type_to_feature
 from dagster_ds.fingerprint import (
     HashNode,
@@ -87,14 +88,16 @@ def run(
     build: Callable[[EntryWriter], Mapping[str, Any]],
     *,
     load_from_cache_file: bool = True,
+    store: CacheStore | None = None,
 ) -> CacheEntry:
     """The cache entry of ``transform``, built by ``build(writer)`` unless already cached.
 
     ``build`` returns metadata to record (row count, features...). With
     ``load_from_cache_file=False`` an existing entry is replaced, unless it is
     in use, in which case the new result is kept under a random name.
+    ``store``: where (default: the cache, `CacheStore()`).
     """
-    store = CacheStore()
+    store = store or CacheStore()
     if not transform.reusable:
         store = CacheStore(random_names=True)
     elif not load_from_cache_file and not store.remove(transform.fingerprint):
@@ -173,7 +176,9 @@ def filtered_shard(
     entry = run(transform, build, load_from_cache_file=load_from_cache_file)
     positions = read_indices(entry)
     rows = shard.indices.take(positions) if shard.indices is not None else positions
-    return Shard(transform.fingerprint, shard.table, rows, (*shard.entries, entry))
+    return Shard(
+        transform.fingerprint, shard.table, rows, (*shard.entries, entry), shard.table_entry
+    )
 
 
 def units(parent: Dataset) -> list[tuple[Shard, int]]:
@@ -200,23 +205,81 @@ def shard_table(
     features_for: Callable[[pa.Schema], Features],
     *,
     load_from_cache_file: bool = True,
+    store: CacheStore | None = None,
+    base: Shard | None = None,
 ) -> tuple[Shard, Features]:
-    """One output shard that ``write(sink)`` produces, cached under ``transform``; its features."""
+    """One output shard that ``write(sink)`` produces, cached under ``transform``; its features.
+
+    ``store``: where (default: the cache). ``base``: the input shard, when the
+    output may keep some of its columns as they are; if it is a whole cache
+    entry, only the other columns are stored (see `_changed_columns`).
+    """
+    store = store or CacheStore()
+    base_entry = base.table_entry if base is not None and base.indices is None else None
+    referencing = base_entry is not None and holds(store, base_entry)
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
-        sink = TableSink(writer)
+        sink: Any = TableSink(writer)
+        if referencing and base is not None:
+            sink = ChangedColumnsSink(sink, base.table)
         write(sink)
         features = features_for(sink.close())
         # The list form keeps the column order (manifests are written with sorted keys).
-        return {"kind": "table", "num_rows": sink.num_rows, "features": features.to_yaml_list()}
+        recorded: dict[str, Any] = {
+            "kind": "table",
+            "num_rows": sink.num_rows,
+            "features": features.to_yaml_list(),
+        }
+        if isinstance(sink, ChangedColumnsSink) and base_entry is not None:
+            recorded.update(sink.metadata(base_entry))
+        return recorded
 
-    entry = run(transform, build, load_from_cache_file=load_from_cache_file)
-    return open_table_shard(entry)
+    def build_entry() -> CacheEntry:
+        return run(transform, build, load_from_cache_file=load_from_cache_file, store=store)
+
+    try:
+        entry = build_entry()
+    except LayoutChanged:  # the map kept other columns in other batches: store it whole
+        referencing = False
+        entry = build_entry()
+    opened = open_table_shard(entry, store)
+    if opened is None:  # it keeps columns in a base entry that is gone: compute it whole
+        entry.close()
+        store.remove(transform.fingerprint, force=True)
+        referencing = False
+        opened = open_table_shard(build_entry(), store)
+    if opened is None:
+        raise CacheError(
+            f"Could not store the shard {transform.fingerprint!r} in {store.root!r}: its entry "
+            "changed as soon as it was written. Is another process cleaning the cache?"
+        )
+    return opened
 
 
-def open_table_shard(entry: CacheEntry) -> tuple[Shard, Features]:
-    """The shard a table entry holds, memory-mapped, and its features."""
+def holds(store: CacheStore, entry: CacheEntry) -> bool:
+    """Whether ``store`` holds ``entry`` itself (same key and manifest), not a namesake."""
+    found = store.lookup(entry.key)
+    if found is None:
+        return False
+    with found:
+        return found.manifest == entry.manifest
+
+
+def open_table_shard(entry: CacheEntry, store: CacheStore) -> tuple[Shard, Features] | None:
+    """The shard a table entry holds, memory-mapped, and its features.
+
+    None when the entry keeps some columns in a base entry that is gone.
+    """
     features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
+    metadata = entry.metadata
+    if "base" in metadata:
+        whole = with_base(read_table(entry), metadata, store)
+        if whole is None:
+            return None
+        table, base_entries = whole
+        if table.schema != features.arrow_schema:
+            table = table.cast(features.arrow_schema)
+        return Shard(entry.fingerprint, table, None, (entry, *base_entries), entry), features
     table = read_table(entry, features.arrow_schema)
     return Shard(entry.fingerprint, table, None, (entry,), entry), features
 

@@ -38,6 +38,7 @@ from dagster_ds.cache._gc import GcReport as GcReport
 from dagster_ds.cache._layout import default_cache_root as default_cache_root
 from dagster_ds.cache._locks import LockMode as LockMode
 from dagster_ds.cache._store import CacheStore as CacheStore
+from dagster_ds.cache._switch import cache_root as cache_root
 from dagster_ds.cache._switch import caching_disabled as caching_disabled
 from dagster_ds.cache._switch import disable_caching as disable_caching
 from dagster_ds.cache._switch import enable_caching as enable_caching
@@ -58,6 +59,7 @@ __all__ = [
     "GcReport",
     "LockMode",
     "VerifyReport",
+    "cache_root",
     "caching_disabled",
     "default_cache_root",
     "disable_caching",

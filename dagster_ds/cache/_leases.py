@@ -24,9 +24,12 @@ after ``FENCE_TTL`` seconds.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import queue
 import secrets
+import threading
 import time
 import weakref
 from collections.abc import Generator
@@ -54,11 +57,14 @@ class Lease:
         owner = current_owner()
         self.path = layout.lease_file(key, f"{owner.pid}-{secrets.token_hex(6)}.json")
         _write_record(layout, key, self.path, owner)
-        self._finalizer = weakref.finalize(self, _remove, layout.storage, self.path, owner.pid)
+        self._storage = layout.storage
+        self._pid = owner.pid
+        self._finalizer = weakref.finalize(self, _collected, layout.storage, self.path, owner.pid)
 
     def release(self) -> None:
-        """Remove the lease file (idempotent)."""
-        self._finalizer()
+        """Remove the lease file now (idempotent)."""
+        if self._finalizer.detach() is not None:
+            _remove(self._storage, self.path, self._pid)
 
     @property
     def released(self) -> bool:
@@ -112,6 +118,51 @@ def _remove(storage: Storage, path: str, pid: int) -> None:
     if os.getpid() == pid:
         with contextlib.suppress(OSError):
             storage.remove_file(path)
+
+
+def _collected(storage: Storage, path: str, pid: int) -> None:
+    """A lease garbage-collected (or left at exit) without `release`."""
+    if storage.is_local or os.getpid() != pid:
+        _remove(storage, path, pid)
+    else:
+        # On object stores a removal is network I/O, and garbage collection may run
+        # inside any code, an fsspec event loop included: a thread of its own does it.
+        _REMOTE.submit(storage, path)
+
+
+class _RemoteRemovals:
+    """Removes remote lease files on a daemon thread; waits for them (bounded) at exit."""
+
+    _EXIT_WAIT = 10.0
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[Storage, str] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, storage: Storage, path: str) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="dagster_ds-lease-removal", daemon=True
+                )
+                self._thread.start()
+                atexit.register(self._drain)
+        self._queue.put((storage, path))
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            with contextlib.suppress(Exception):  # a stale lease only delays gc (foreign_ttl)
+                item[0].remove_file(item[1])
+
+    def _drain(self) -> None:
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            self._queue.put(None)
+            thread.join(self._EXIT_WAIT)
+
+
+_REMOTE = _RemoteRemovals()
 
 
 def live_leases(layout: Layout, key: str, *, foreign_ttl: float = DEFAULT_FOREIGN_TTL) -> int:

@@ -25,7 +25,7 @@ from dagster_ds.cache._manifest import Manifest, check_metadata
 from dagster_ds.cache._publish import publish
 from dagster_ds.cache._removal import Eviction, evict
 from dagster_ds.cache._storage import Storage, open_storage
-from dagster_ds.cache._switch import temporary_root
+from dagster_ds.cache._switch import current_root, temporary_root
 from dagster_ds.cache._usage import EntryInfo, describe
 from dagster_ds.cache._verify import CHECKSUM_POLICIES, ChecksumPolicy, VerifyReport
 from dagster_ds.cache._writer import EntryWriter
@@ -102,7 +102,13 @@ class CacheStore:
                     "CacheStore(filesystem=...) needs root=, a path in that filesystem"
                 )
             temporary = temporary_root()
-            root = default_cache_root() if temporary is None else temporary
+            chosen = current_root()
+            if temporary is not None:
+                root = temporary
+            elif chosen is not None:
+                root, storage_options = chosen[0], storage_options or chosen[1]
+            else:
+                root = default_cache_root()
             random_names = random_names or temporary is not None
         if checksums not in CHECKSUM_POLICIES:
             raise ValueError(f"checksums={checksums!r}: use one of {CHECKSUM_POLICIES!r}")

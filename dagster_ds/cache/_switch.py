@@ -23,8 +23,9 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 
 class _CachingSwitch:
@@ -130,3 +131,36 @@ def caching_disabled() -> Generator[None]:
 
 def temporary_root() -> str | None:
     return _SWITCH.temporary_root()
+
+
+# The store a `CacheStore()` without a root uses inside a `cache_root()` block.
+_ROOT: ContextVar[tuple[str, Mapping[str, object] | None] | None] = ContextVar(
+    "dagster_ds_cache_root", default=None
+)
+
+
+@contextmanager
+def cache_root(root: str, storage_options: Mapping[str, object] | None = None) -> Generator[None]:
+    """Make ``root`` the cache of every ``CacheStore()`` created in a ``with`` block.
+
+    What a dataset asset does while its function runs: the transforms inside
+    write into the asset store itself, so storing the asset copies nothing.
+    The block holds for this thread (a context variable) and for processes it
+    forks; caching off (`caching_disabled`) still wins.
+
+    Example:
+        >>> import tempfile
+        >>> with cache_root(tempfile.mkdtemp()):
+        ...     CacheStore().root != default_cache_root()
+        True
+    """
+    token = _ROOT.set((root, storage_options))
+    try:
+        yield
+    finally:
+        _ROOT.reset(token)
+
+
+def current_root() -> tuple[str, Mapping[str, object] | None] | None:
+    """The root (and storage options) of the innermost `cache_root` block, if any."""
+    return _ROOT.get()

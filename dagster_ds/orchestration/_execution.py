@@ -5,13 +5,16 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 
 from dagster_ds.arrow import Dataset, LineageStep
+from dagster_ds.cache import cache_root
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetAssetOutputError
+from dagster_ds.fingerprint import HashNode
 from dagster_ds.orchestration._streams import relabel_stream
 from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
 from dagster_ds.orchestration.metadata import (
@@ -20,7 +23,7 @@ from dagster_ds.orchestration.metadata import (
     DatasetTranslator,
 )
 from dagster_ds.orchestration.resource import HubResource, HubTarget
-from dagster_ds.orchestration.versioning import asset_fingerprint
+from dagster_ds.orchestration.versioning import asset_recipe
 from dagster_ds.streaming import IterableDataset
 
 Key = DatasetMetadataKey
@@ -57,12 +60,18 @@ def execute(
     inputs: Mapping[str, Any],
     config: Any,
 ) -> Iterator[dg.Output[Any]]:
-    """Run one dataset asset: skip its function when its fingerprint is already stored."""
+    """Run one dataset asset: skip its function when its recipe is already stored.
+
+    The recipe fingerprint (transform hash, the parents' data versions, the
+    config) decides the skip; the data version recorded is the stored rows'
+    content fingerprint, so a re-run that yields the same rows changes
+    nothing downstream.
+    """
     started = time.perf_counter()
     name = context.asset_key.to_user_string()
     parents = {param: _require_dataset(name, param, inputs[param]).fingerprint for param in inputs}
     config_values = config.model_dump() if config is not None else None
-    fingerprint = asset_fingerprint(spec.code_version, parents, config_values)
+    fingerprint, tree = asset_recipe(spec.code_version, parents, config_values)
     store = _store(context, spec.io_manager_key)
     if (
         spec.code_version is not None
@@ -71,9 +80,12 @@ def execute(
     ):
         outcome = _reuse(spec, context, store, fingerprint, parents)
     else:
-        outcome = _run(spec, context, store, dict(inputs), config, fingerprint, parents)
+        outcome = _run(spec, context, store, dict(inputs), config, (fingerprint, tree), parents)
+    stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
+    data_version = stored.content_fingerprint if stored is not None else fingerprint
     metadata: dict[str, Any] = {
         Key.FINGERPRINT.value: fingerprint,
+        Key.CONTENT_FINGERPRINT.value: data_version,
         Key.CACHE.value: outcome.cache,
         Key.PARENT_FINGERPRINTS.value: dg.MetadataValue.json(parents),
         Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
@@ -81,7 +93,7 @@ def execute(
         **outcome.hub,
         Key.DURATION.value: dg.MetadataValue.float(time.perf_counter() - started),
     }
-    yield _output(outcome.value, fingerprint, metadata)
+    yield _output(outcome.value, data_version, metadata)
 
 
 def _reuse(
@@ -103,15 +115,13 @@ def _reuse(
         described = described or spec.translator.get_metadata(dataset)
         if spec.push_to_hub is not None and not hub:
             hub = _push(spec, context, dataset)
-    size = earlier.get(Key.SIZE.value) if earlier else None
     context.log.info(
         f"Skipped {key.to_user_string()}: fingerprint {fingerprint} is unchanged (same transform"
         f" hash {spec.code_version} and parent fingerprints {dict(parents)}) and already stored"
         f" at {store.path_for(key, fingerprint)}, so the transform did not run and nothing was"
         " written."
     )
-    stored_size = size.value if size is not None and isinstance(size.value, int) else None
-    return _Outcome(StoredDataset(fingerprint, stored_size), described, "hit", hub)
+    return _Outcome(store.describe(key, fingerprint), described, "hit", hub)
 
 
 def _run(
@@ -120,24 +130,31 @@ def _run(
     store: DatasetStore | None,
     call: dict[str, Any],
     config: Any,
-    fingerprint: str,
+    recipe: tuple[str, HashNode | None],
     parents: Mapping[str, str],
 ) -> _Outcome:
-    """Run the function; its result, under the asset's fingerprint."""
+    """Run the function (its transforms caching into the store); store its result."""
+    fingerprint, tree = recipe
     key = context.asset_key
     name = key.to_user_string()
     if spec.takes_context:
         call["context"] = context
     if spec.config_type is not None:
         call["config"] = config
-    result = _relabel(_require_output(name, result_of(spec, call)), fingerprint, parents, name)
+    if store is not None:  # the inputs' tables in the store: results reference them
+        call = {
+            param: store.adopt(value) if isinstance(value, Dataset) and param in parents else value
+            for param, value in call.items()
+        }
+    with cache_root(store.root, store.storage_options) if store is not None else nullcontext():
+        output = _require_output(name, result_of(spec, call))
+    result = _relabel(output, fingerprint, parents, name)
     value: Any = result
     dataset: Dataset | IterableDataset = result
-    if isinstance(result, IterableDataset) and store is not None:
-        # A stream is stored now, in bounded memory, so that its row count, schema and
-        # preview can be read back from storage.
-        store.save(key, result)
-        value, dataset = StoredDataset(fingerprint), store.load(key, fingerprint)
+    if store is not None:
+        value = store.save(key, result, hash_tree=tree)
+        if isinstance(result, IterableDataset):  # consumed: describe what was stored
+            dataset = store.load(key, fingerprint)
     described = spec.translator.get_metadata(dataset)
     hub = _push(spec, context, dataset) if spec.push_to_hub is not None else {}
     cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
@@ -167,13 +184,13 @@ def _store(context: dg.AssetExecutionContext, io_manager_key: str) -> DatasetSto
 def _earlier_metadata(
     instance: dg.DagsterInstance, key: dg.AssetKey, fingerprint: str
 ) -> Mapping[str, Any] | None:
-    """The metadata of the latest materialization, if it has this fingerprint."""
+    """The metadata of the latest materialization, if it has this recipe fingerprint."""
     event = instance.get_latest_materialization_event(key)
     materialization = event.asset_materialization if event is not None else None
-    if (
-        materialization is None
-        or (materialization.tags or {}).get("dagster/data_version") != fingerprint
-    ):
+    if materialization is None:
+        return None
+    recorded = materialization.metadata.get(Key.FINGERPRINT.value)
+    if recorded is None or recorded.value != fingerprint:
         return None
     return materialization.metadata
 

@@ -1,82 +1,85 @@
-"""DatasetIOManager: datasets stored by fingerprint under any fsspec URL.
+"""DatasetIOManager: every dataset asset version a small manifest in the one dataset store.
 
-Layout under ``base_dir`` (a local folder by default, or ``s3://...``,
-``gs://...``, any fsspec URL)::
+The store is a `CacheStore` (a local folder or any fsspec URL; by default the
+dataset cache itself). An asset version is a manifest entry in it, keyed by
+the asset and its recipe fingerprint, that references the entries of the
+dataset's shards: what the asset's transforms computed is stored by reference
+(0 bytes copied), anything else is written once, through the cache's writer.
+So every guarantee of the cache holds for assets:
 
-    <asset key path>/<fingerprint>/   data-NNNNN-of-MMMMM.arrow  dataset_info.json  state.json
+- checksums are verified on load (first use in a process): a damaged version
+  gives a `CacheCorruptionWarning`, is quarantined and counts as not stored, so
+  the asset is recomputed, never served wrong;
+- one writer per fingerprint (locks); reader leases keep gc away from versions
+  in use; publication is atomic, so a killed step leaves no partial version.
 
-Each folder is what `Dataset.save_to_disk` writes (``datasets.load_from_disk``
-reads it too). Storage is content-addressed: a fingerprint names one dataset,
-so a folder is written once and never replaced, and several processes (the
-multiprocess executor, several runs) can share it without locks:
-
-- local folders: the dataset is written under a hidden temporary name and
-  published by one ``rename``; a writer that loses the race discards its copy;
-- object stores: files are uploaded with ``state.json`` last, and a folder
-  without ``state.json`` does not count as stored; concurrent writers of one
-  fingerprint upload identical bytes.
-
-An input is loaded from the fingerprint Dagster recorded for the upstream
-asset's latest materialization (its data version), memory-mapped when local.
-A streaming asset (an `IterableDataset`) is written batch by batch, in bounded
-memory, and read back as a stream (over the memory-mapped files).
+An input is the upstream version produced in the same run when there is one,
+otherwise the latest, never one another concurrent run produced.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dagster as dg
-from fsspec.implementations.local import LocalFileSystem
 from pydantic import Field
-from upath import UPath
 
 from dagster_ds.arrow import Dataset
+from dagster_ds.arrow._stored import (
+    VERSION_KIND,
+    StoredVersion,
+    adopt,
+    derived_key,
+    describe_version,
+    open_version,
+    store_version,
+    version_record,
+)
+from dagster_ds.cache import CacheStore, default_cache_root
 from dagster_ds.errors import (
     DatasetAssetDefinitionError,
     DatasetAssetOutputError,
     DatasetNotStoredError,
 )
-from dagster_ds.orchestration._streams import as_stream, is_stream, write_stream
+from dagster_ds.fingerprint import HashNode
+from dagster_ds.orchestration._streams import STREAM_FLAG, as_stream, stream_to_dataset
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 from dagster_ds.streaming import IterableDataset
 
-if TYPE_CHECKING:
-    from fsspec import AbstractFileSystem
-
 __all__ = ["DatasetIOManager", "DatasetStore"]
 
-_STATE_FILE = "state.json"
 _DATA_VERSION_TAG = "dagster/data_version"
 
 
 @dataclass(frozen=True)
 class StoredDataset:
-    """What a skipped dataset asset outputs: a fingerprint the storage already holds."""
+    """What a dataset asset outputs once its dataset is in the store (or already was).
+
+    Attributes:
+        fingerprint: The recipe fingerprint (the version's key).
+        content_fingerprint: The stored rows' fingerprint (the data version).
+        size: Bytes the version references.
+        bytes_written: Bytes this materialization wrote.
+    """
 
     fingerprint: str
-    size: int | None = None
+    content_fingerprint: str
+    size: int
+    bytes_written: int = 0
 
 
 class DatasetIOManager(dg.ConfigurableIOManagerFactory):
-    """Stores each dataset asset's value by fingerprint under a folder or fsspec URL.
-
-    Datasets are saved in the ``save_to_disk`` layout under
-    ``<base_dir>/<asset key>/<fingerprint>/``, written once (content-addressed,
-    atomic, safe for several processes) and loaded memory-mapped when local.
-    `dataset_asset` asks it whether a fingerprint is already stored, to skip
-    its function.
+    """Stores each dataset asset version by fingerprint, in the dataset store.
 
     Attributes:
-        base_dir: A local folder or any fsspec URL (``s3://bucket/datasets``).
-            Default: ``dagster_ds`` in the Dagster instance's storage folder.
+        base_dir: The store: a local folder or any fsspec URL
+            (``s3://bucket/datasets``). Default: ``dagster_ds`` in the Dagster
+            instance's storage folder. While an asset's function runs, its
+            transforms cache into this store (and dataset sources load into it),
+            so an asset version references their results instead of copying them.
         storage_options: fsspec options for ``base_dir`` (``endpoint_url``,
             ``key``, ``secret``...; use ``dg.EnvVar`` for secrets).
 
@@ -90,7 +93,7 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
 
     base_dir: str | None = Field(
         default=None,
-        description="Local folder or fsspec URL; default: the instance's storage folder.",
+        description="Local folder or fsspec URL of the store; default: in the instance's storage.",
     )
     storage_options: dict[str, Any] = Field(
         default_factory=dict, description="fsspec options for base_dir (credentials, endpoint)."
@@ -98,154 +101,265 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
 
     def create_io_manager(self, context: dg.InitResourceContext) -> DatasetStore:
         """The IO manager of one run (or step process)."""
-        base_dir = self.base_dir or _default_base_dir(context)
-        return DatasetStore(base_dir, self.storage_options)
+        return DatasetStore(
+            self.base_dir or default_store_root(context.instance), self.storage_options
+        )
 
 
-class DatasetStore(dg.UPathIOManager):
-    """The IO manager `DatasetIOManager` creates: saves, finds and loads datasets by fingerprint.
+class DatasetStore(dg.IOManager):
+    """The IO manager `DatasetIOManager` creates: stores, finds and loads asset versions.
 
-    Use it outside Dagster to open what a pipeline stored (the fingerprint is the
-    asset's recorded data version).
+    Use it outside Dagster to open what a pipeline stored: the fingerprint is
+    the asset's ``dagster_ds/fingerprint`` metadata.
 
     Example:
         >>> import tempfile
         >>> store = DatasetStore(tempfile.mkdtemp())
         >>> numbers = Dataset.from_dict({"n": [1, 2]})
-        >>> store.save(dg.AssetKey("numbers"), numbers)
+        >>> store.save(dg.AssetKey("numbers"), numbers).bytes_written > 0
         True
         >>> store.load(dg.AssetKey("numbers"), numbers.fingerprint)["n"][:]
         [1, 2]
     """
 
-    def __init__(self, base_dir: str, storage_options: Mapping[str, Any] | None = None) -> None:
-        options = dict(storage_options or {})
-        super().__init__(base_path=UPath(base_dir, **options))
-        self._options = options
+    def __init__(
+        self, base_dir: str | None = None, storage_options: Mapping[str, Any] | None = None
+    ) -> None:
+        self._options = dict(storage_options or {})
+        self.cache = CacheStore(base_dir or default_cache_root(), storage_options=self._options)
+
+    @property
+    def root(self) -> str:
+        """Where the store is (a path or URL)."""
+        return self.cache.root
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """The fsspec options of the store."""
+        return dict(self._options)
 
     # -- by fingerprint --------------------------------------------------
 
-    def path_for(self, asset_key: dg.AssetKey, fingerprint: str) -> UPath:
-        """Where the dataset of ``asset_key`` with ``fingerprint`` is (or would be) stored."""
-        return self._base_path.joinpath(*asset_key.path, fingerprint)
+    def version_key(self, asset_key: dg.AssetKey, fingerprint: str) -> str:
+        """The store key of the version of ``asset_key`` with recipe ``fingerprint``."""
+        return derived_key(f"asset-version\0{asset_key.to_user_string()}", fingerprint)
+
+    def path_for(self, asset_key: dg.AssetKey, fingerprint: str) -> str:
+        """Where that version's manifest is (or would be) stored."""
+        key = self.version_key(asset_key, fingerprint)
+        return f"{self.root.rstrip('/')}/objects/{key[:2]}/{key}"
 
     def contains(self, asset_key: dg.AssetKey, fingerprint: str) -> bool:
-        """Whether that dataset is completely stored."""
-        return self.path_exists(self.path_for(asset_key, fingerprint) / _STATE_FILE)
+        """Whether that version is completely stored and intact (damaged: quarantined, False)."""
+        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint))
+        if dataset is None:
+            return False
+        _release(dataset)
+        return True
+
+    def describe(self, asset_key: dg.AssetKey, fingerprint: str) -> StoredDataset:
+        """The stored version's fingerprints and size (nothing written)."""
+        return _as_output(
+            fingerprint, describe_version(self.cache, self.version_key(asset_key, fingerprint))
+        )
 
     def load(self, asset_key: dg.AssetKey, fingerprint: str) -> Dataset:
-        """The stored dataset, memory-mapped when local; its fingerprint is ``fingerprint``."""
-        path = self._existing(asset_key, fingerprint)
-        return Dataset.load_from_disk(str(path), storage_options=self._options or None)
+        """The stored dataset, memory-mapped when local; its fingerprint is ``fingerprint``.
+
+        Raises:
+            DatasetNotStoredError: The version is not stored, or is damaged (then quarantined).
+        """
+        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint))
+        if dataset is None:
+            raise DatasetNotStoredError(
+                f"Asset {asset_key.to_user_string()!r}: fingerprint {fingerprint!r} is not stored"
+                f" in {self.root!r}, or part of it is damaged or was removed (a damaged entry is"
+                " quarantined with a warning). Materialize the asset again to store it."
+            )
+        return dataset
 
     def load_as_stored(self, asset_key: dg.AssetKey, fingerprint: str) -> Dataset | IterableDataset:
         """The stored dataset as it was output: a stream for a streaming asset."""
-        path = self._existing(asset_key, fingerprint)
-        state = json.loads(self.fs.cat_file((path / _STATE_FILE).path))
-        dataset = Dataset.load_from_disk(str(path), storage_options=self._options or None)
-        return as_stream(dataset, fingerprint) if is_stream(state) else dataset
+        dataset = self.load(asset_key, fingerprint)
+        record = version_record(self.cache, self.version_key(asset_key, fingerprint)) or {}
+        return as_stream(dataset) if record.get(STREAM_FLAG) else dataset
 
-    def save(self, asset_key: dg.AssetKey, dataset: Dataset | IterableDataset) -> bool:
-        """Store ``dataset`` under its fingerprint; False if it was already stored.
+    def save(
+        self,
+        asset_key: dg.AssetKey,
+        dataset: Dataset | IterableDataset,
+        *,
+        hash_tree: HashNode | None = None,
+    ) -> StoredDataset:
+        """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
-        A stream is consumed batch by batch (bounded memory).
+        What the store already holds is referenced, not copied; a version
+        already stored is kept. ``hash_tree``: what the fingerprint was made of,
+        for ``dagster-ds hash explain``.
         """
-        target = self.path_for(asset_key, dataset.fingerprint)
-        if self.contains(asset_key, dataset.fingerprint):
-            return False
-        saved = dataset
+        key = self.version_key(asset_key, dataset.fingerprint)
+        stream = isinstance(dataset, IterableDataset)
+        rows = (
+            stream_to_dataset(dataset, self.cache)
+            if isinstance(dataset, IterableDataset)
+            else dataset
+        )
+        version = store_version(
+            self.cache,
+            key,
+            rows,
+            metadata={
+                "asset": asset_key.to_user_string(),
+                STREAM_FLAG: stream,
+                "hash_tree": hash_tree.to_dict() if hash_tree is not None else None,
+            },
+        )
+        if stream:
+            _release(rows)
+        return _as_output(dataset.fingerprint, version)
 
-        def write(folder: str) -> None:
-            if isinstance(saved, IterableDataset):
-                write_stream(saved, folder)
-            else:
-                saved.save_to_disk(folder)
+    def versions(self, asset_key: dg.AssetKey) -> list[dict[str, Any]]:
+        """The records of every stored version of ``asset_key``, newest first.
 
-        if isinstance(self.fs, LocalFileSystem):
-            return _save_local(write, dataset.fingerprint, target)
-        _save_remote(write, self.fs, target)
-        return True
+        Each has ``fingerprint`` (the recipe), ``content_fingerprint``, ``num_rows``,
+        ``created`` and the entry ``key``.
+        """
+        name = asset_key.to_user_string()
+        found = [
+            {**info.metadata, "key": info.fingerprint, "created": info.created.isoformat()}
+            for info in self.cache.ls()
+            if info.metadata.get("kind") == VERSION_KIND and info.metadata.get("asset") == name
+        ]
+        return sorted(found, key=lambda record: str(record["created"]), reverse=True)
 
-    def _existing(self, asset_key: dg.AssetKey, fingerprint: str) -> UPath:
-        path = self.path_for(asset_key, fingerprint)
-        if not self.path_exists(path / _STATE_FILE):
-            raise DatasetNotStoredError(
-                f"Asset {asset_key.to_user_string()!r}: fingerprint {fingerprint!r} is not stored"
-                f" at {str(path)!r} (was base_dir changed or the folder deleted?). Materialize"
-                " the asset again to store it."
-            )
-        return path
+    def adopt(self, dataset: Dataset) -> Dataset:
+        """``dataset`` with its shard tables in this store (copied once when elsewhere)."""
+        return adopt(self.cache, dataset)
 
-    def size_of(self, asset_key: dg.AssetKey, fingerprint: str) -> int:
-        """The bytes stored for that dataset."""
-        total: Any = self.fs.du(self.path_for(asset_key, fingerprint).path, total=True)
-        return int(total)
+    def export(
+        self, asset_key: dg.AssetKey, fingerprint: str, path: str, **save_options: Any
+    ) -> None:
+        """Write a stored version in ``save_to_disk`` layout (``datasets.load_from_disk`` reads it).
+
+        Example:
+            >>> import tempfile
+            >>> store = DatasetStore(tempfile.mkdtemp())
+            >>> numbers = Dataset.from_dict({"n": [1, 2]})
+            >>> _ = store.save(dg.AssetKey("numbers"), numbers)
+            >>> folder = tempfile.mkdtemp() + "/numbers"
+            >>> store.export(dg.AssetKey("numbers"), numbers.fingerprint, folder)
+        """
+        self.load(asset_key, fingerprint).save_to_disk(path, **save_options)
 
     # -- the IO manager --------------------------------------------------
 
-    def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
-        """Not used: outputs are stored by fingerprint in `handle_output`."""
-        raise NotImplementedError("DatasetStore stores by fingerprint: use handle_output")
-
-    def load_from_path(self, context: dg.InputContext, path: UPath) -> Dataset:
-        """Load the dataset saved in ``path``."""
-        return Dataset.load_from_disk(str(path), storage_options=self._options or None)
-
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
-        """Store a dataset under its fingerprint (once), or accept a skipped asset's marker."""
+        """Record where a dataset asset's version is (it stored it), or store a dataset."""
         key = _asset_key(context)
-        size: int | None = None
-        if isinstance(obj, StoredDataset):
-            fingerprint, written, size = obj.fingerprint, False, obj.size
-        elif isinstance(obj, Dataset | IterableDataset):
-            fingerprint = obj.fingerprint
-            written = self.save(key, obj)
-        else:
+        if isinstance(obj, Dataset | IterableDataset):
+            obj = self.save(key, obj)
+        if not isinstance(obj, StoredDataset):
             raise DatasetAssetOutputError(
                 f"Asset {key.to_user_string()!r} output a {type(obj).__name__}, which"
                 " DatasetIOManager cannot store: it stores dagster_ds datasets only. Return a"
                 " Dataset, or give this asset another io_manager_key."
             )
-        path = self.path_for(key, fingerprint)
-        if written:
-            context.log.info(f"Stored {key.to_user_string()} ({fingerprint}) at {path}")
-        elif not isinstance(obj, StoredDataset):  # (a skipped asset has said so already)
-            context.log.info(
-                f"{key.to_user_string()} ({fingerprint}) already at {path}: not rewritten"
-            )
         metadata: dict[str, Any] = {
-            DatasetMetadataKey.PATH.value: dg.MetadataValue.path(str(path)),
-            DatasetMetadataKey.SIZE.value: dg.MetadataValue.int(
-                size if size is not None else self.size_of(key, fingerprint)
+            DatasetMetadataKey.PATH.value: dg.MetadataValue.path(
+                self.path_for(key, obj.fingerprint)
             ),
+            DatasetMetadataKey.SIZE.value: dg.MetadataValue.int(obj.size),
+            DatasetMetadataKey.BYTES_WRITTEN.value: dg.MetadataValue.int(obj.bytes_written),
         }
-        if DatasetMetadataKey.FINGERPRINT.value not in (context.output_metadata or {}):
-            metadata[DatasetMetadataKey.FINGERPRINT.value] = fingerprint
+        recorded = context.output_metadata or {}
+        if DatasetMetadataKey.FINGERPRINT.value not in recorded:
+            metadata[DatasetMetadataKey.FINGERPRINT.value] = obj.fingerprint
+        if DatasetMetadataKey.CONTENT_FINGERPRINT.value not in recorded:
+            metadata[DatasetMetadataKey.CONTENT_FINGERPRINT.value] = obj.content_fingerprint
         context.add_output_metadata(metadata)
 
     def load_input(self, context: dg.InputContext) -> Dataset | IterableDataset:
-        """The dataset of the upstream asset's latest materialization, by its fingerprint."""
+        """The upstream dataset of this run if it ran in it, else of its latest materialization.
+
+        Its fingerprint is its content fingerprint (the data version), so an
+        upstream re-run that left the rows unchanged changes nothing downstream.
+        """
         key = _asset_key(context)
-        fingerprint = recorded_fingerprint(context.instance, key)
-        if fingerprint is None:
+        run_id = context.upstream_output.run_id if context.upstream_output is not None else None
+        found = input_version(context.instance, key, run_id)
+        if found is None:
             raise DatasetNotStoredError(
                 f"Asset {key.to_user_string()!r} has no materialization with a fingerprint in this"
                 " Dagster instance, so there is no dataset to load. Materialize it first (select"
                 " it together with its downstream assets)."
             )
-        return self.load_as_stored(key, fingerprint)
+        fingerprint, content = found
+        dataset = self.load_as_stored(key, fingerprint)
+        if content is None or content == dataset.fingerprint:
+            return dataset
+        if isinstance(dataset, IterableDataset):
+            from dagster_ds.orchestration._streams import relabel_stream
+
+            return relabel_stream(dataset, content)
+        return dataset._relabelled(content)  # pyright: ignore[reportPrivateUsage]
+
+
+def default_store_root(instance: dg.DagsterInstance | None) -> str:
+    """The store of an instance: ``dagster_ds`` in its storage folder (else the dataset cache)."""
+    if instance is None:
+        return default_cache_root()
+    return os.path.join(instance.storage_directory(), "dagster_ds")
+
+
+def input_version(
+    instance: dg.DagsterInstance, key: dg.AssetKey, run_id: str | None
+) -> tuple[str, str | None] | None:
+    """(recipe, content) fingerprints of ``key`` as materialized in ``run_id``, else latest."""
+    materialization = None
+    if run_id is not None:
+        records = instance.get_records_for_run(
+            run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+        ).records
+        for record in reversed(records):
+            found = record.event_log_entry.asset_materialization
+            if found is not None and found.asset_key == key:
+                materialization = found
+                break
+    if materialization is None:
+        event = instance.get_latest_materialization_event(key)
+        materialization = event.asset_materialization if event is not None else None
+    if materialization is None:
+        return None
+    metadata = materialization.metadata
+    recipe = metadata.get(DatasetMetadataKey.FINGERPRINT.value)
+    content = metadata.get(DatasetMetadataKey.CONTENT_FINGERPRINT.value)
+    data_version = (materialization.tags or {}).get(_DATA_VERSION_TAG)
+    recipe_value = recipe.value if recipe is not None and isinstance(recipe.value, str) else None
+    if recipe_value is None:
+        return (data_version, None) if data_version is not None else None
+    content_value = (
+        content.value if content is not None and isinstance(content.value, str) else None
+    )
+    return recipe_value, content_value
 
 
 def recorded_fingerprint(instance: dg.DagsterInstance, key: dg.AssetKey) -> str | None:
-    """The fingerprint of the latest materialization of ``key``, or None."""
-    event = instance.get_latest_materialization_event(key)
-    materialization = event.asset_materialization if event is not None else None
-    if materialization is None:
-        return None
-    value = materialization.metadata.get(DatasetMetadataKey.FINGERPRINT.value)
-    if value is not None and isinstance(value.value, str):
-        return value.value
-    return (materialization.tags or {}).get(_DATA_VERSION_TAG)
+    """The recipe fingerprint of the latest materialization of ``key``, or None."""
+    found = input_version(instance, key, None)
+    return found[0] if found is not None else None
+
+
+def _as_output(fingerprint: str, version: StoredVersion) -> StoredDataset:
+    with version.entry:
+        return StoredDataset(
+            fingerprint, version.content_fingerprint, version.size, version.bytes_written
+        )
+
+
+def _release(dataset: Dataset) -> None:
+    """Release the reader leases a dataset holds (it is not used any more)."""
+    for entry in dataset._entries:  # pyright: ignore[reportPrivateUsage]
+        entry.close()
 
 
 def _asset_key(context: dg.InputContext | dg.OutputContext) -> dg.AssetKey:
@@ -257,43 +371,6 @@ def _asset_key(context: dg.InputContext | dg.OutputContext) -> dg.AssetKey:
     if context.has_asset_partitions:
         raise DatasetAssetDefinitionError(
             f"Asset {context.asset_key.to_user_string()!r} is partitioned, which DatasetIOManager"
-            " does not support: a fingerprint already names each version of a dataset."
+            " does not support yet: a fingerprint already names each version of a dataset."
         )
     return context.asset_key
-
-
-def _save_local(write: Callable[[str], None], fingerprint: str, target: UPath) -> bool:
-    target_path = str(target)
-    os.makedirs(os.path.dirname(target_path), exist_ok=True)
-    staging = os.path.join(
-        os.path.dirname(target_path), f".{fingerprint}.writing-{secrets.token_hex(4)}"
-    )
-    try:
-        write(staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    try:
-        os.rename(staging, target_path)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-        if os.path.exists(os.path.join(target_path, _STATE_FILE)):
-            return False  # another process stored the same fingerprint first
-        raise
-    return True
-
-
-def _save_remote(write: Callable[[str], None], fs: AbstractFileSystem, target: UPath) -> None:
-    with tempfile.TemporaryDirectory(prefix="dagster-ds-upload-") as folder:
-        local = os.path.join(folder, "dataset")
-        write(local)
-        names = sorted(os.listdir(local), key=lambda name: (name == _STATE_FILE, name))
-        for name in names:  # state.json last: the folder counts as stored only then
-            fs.put_file(os.path.join(local, name), f"{target.path}/{name}")
-
-
-def _default_base_dir(context: dg.InitResourceContext) -> str:
-    instance = context.instance
-    if instance is not None:
-        return os.path.join(instance.storage_directory(), "dagster_ds")
-    return os.path.abspath(os.path.join(".dagster_ds", "storage"))

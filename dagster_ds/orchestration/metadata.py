@@ -29,6 +29,7 @@ class DatasetMetadataKey(StrEnum):
     """
 
     FINGERPRINT = "dagster_ds/fingerprint"
+    CONTENT_FINGERPRINT = "dagster_ds/content_fingerprint"
     PARENT_FINGERPRINTS = "dagster_ds/parent_fingerprints"
     TRANSFORM_HASH = "dagster_ds/transform_hash"
     CACHE = "dagster_ds/cache"
@@ -39,6 +40,7 @@ class DatasetMetadataKey(StrEnum):
     PREVIEW = "dagster_ds/preview"
     PATH = "dagster_ds/path"
     SIZE = "dagster_ds/size_bytes"
+    BYTES_WRITTEN = "dagster_ds/bytes_written"
     HUB_URL = "dagster_ds/hub_url"
     HUB_COMMIT = "dagster_ds/hub_commit"
     HUB_PUSH = "dagster_ds/hub_push"
@@ -49,6 +51,8 @@ class DatasetMetadataKey(StrEnum):
 RUN_SPECIFIC_KEYS = frozenset(
     {
         DatasetMetadataKey.FINGERPRINT.value,
+        DatasetMetadataKey.CONTENT_FINGERPRINT.value,
+        DatasetMetadataKey.BYTES_WRITTEN.value,
         DatasetMetadataKey.PARENT_FINGERPRINTS.value,
         DatasetMetadataKey.TRANSFORM_HASH.value,
         DatasetMetadataKey.CACHE.value,

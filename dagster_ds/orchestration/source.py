@@ -82,8 +82,12 @@ class _SourceLoader(dg.IOManager):
         """Sources have no outputs to store."""
 
     def load_input(self, context: dg.InputContext) -> Dataset | IterableDataset:
-        """Load the source's files (from the dataset cache when they did not change)."""
-        return self._spec.load()
+        """Load the source's files into the instance's dataset store (once per content)."""
+        from dagster_ds.cache import cache_root
+        from dagster_ds.orchestration.io_manager import default_store_root
+
+        with cache_root(default_store_root(context.instance)):
+            return self._spec.load()
 
 
 def dataset_source(

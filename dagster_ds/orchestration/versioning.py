@@ -20,7 +20,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dagster_ds.errors import UnhashableError, UnhashableTransformWarning
-from dagster_ds.fingerprint import Hasher, fingerprint_transform, generate_random_fingerprint
+from dagster_ds.fingerprint import (
+    Hasher,
+    HashNode,
+    fingerprint_transform,
+    generate_random_fingerprint,
+)
 
 __all__ = ["asset_fingerprint", "transform_hash"]
 
@@ -73,10 +78,19 @@ def asset_fingerprint(
         >>> a == asset_fingerprint("1" * 32, {"corpus": "3" * 32})
         False
     """
+    return asset_recipe(code_version, parents, config)[0]
+
+
+def asset_recipe(
+    code_version: str | None,
+    parents: Mapping[str, str],
+    config: Mapping[str, Any] | None = None,
+) -> tuple[str, HashNode | None]:
+    """`asset_fingerprint`, with the hash tree that `explain` reads (None: random)."""
     if code_version is None:
-        return generate_random_fingerprint()
+        return generate_random_fingerprint(), None
     args = {"transform": code_version, "parents": dict(parents), "config": dict(config or {})}
-    return fingerprint_transform(ROOT_FINGERPRINT, TRANSFORM_NAME, args)[0]
+    return fingerprint_transform(ROOT_FINGERPRINT, TRANSFORM_NAME, args)
 
 
 def _config_shape(config_type: type | None) -> Any:

@@ -30,9 +30,12 @@ class Ticks:
         self.cursor: Any = None
 
     def requested(self, chain: Chain) -> set[str]:
-        keys = [asset.key for asset in chain.all]
+        return self.requested_assets(chain.all)
+
+    def requested_assets(self, assets: list[Any]) -> set[str]:
+        keys = [asset.key for asset in assets]
         result = dg.evaluate_automation_conditions(
-            defs=dg.Definitions(assets=chain.all, resources=self.resources),
+            defs=dg.Definitions(assets=assets, resources=self.resources),
             instance=self.instance,
             # (Dagster's default selection uses a beta parameter, which warns.)
             asset_selection=dg.AssetSelection.assets(*keys),
@@ -42,11 +45,14 @@ class Ticks:
         return {key.to_user_string() for key in keys if result.get_num_requested(key)}
 
     def run(self, chain: Chain, selection: list[Any] | None = None) -> None:
+        self.run_assets(chain.all, selection)
+
+    def run_assets(self, assets: list[Any], selection: list[Any] | None = None) -> None:
         result = dg.materialize(
-            chain.all,
+            assets,
             instance=self.instance,
             resources=self.resources,
-            selection=selection or chain.all,
+            selection=selection or assets,
         )
         assert result.success
 

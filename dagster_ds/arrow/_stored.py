@@ -1,0 +1,415 @@
+"""Stored datasets: a small version manifest in a `CacheStore` that references shard entries.
+
+A stored version is a cache entry with no files of its own: its metadata names,
+for each shard, the entry holding the shard's table and, when the shard keeps
+only some rows, the entry holding their positions; then the mapping, the
+features, the split, the format and the lineage. A shard whose table already
+is an entry of the same store is referenced (0 bytes copied); any other is
+written once, through the same writer as every cache entry, under a key
+derived from its fingerprint. Every guarantee of the cache (checksums, locks,
+leases, gc) therefore holds for stored versions, and a version one of whose
+entries is damaged or gone does not open: it is recomputed, never served.
+
+Each version also records its *content fingerprint*: xxh3 over the stored
+Arrow buffers (independent of chunking) of each shard, with the positions
+and mapping, so that two recipes producing the same rows share it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import xxhash
+
+from dagster_ds.arrow._entries import TableSink, read_indices, write_indices
+from dagster_ds.arrow._lineage import LineageStep
+from dagster_ds.arrow._results import Transform, holds, open_table_shard, run, shard_table
+from dagster_ds.arrow._shards import Shard
+from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
+from dagster_ds.features import Features
+from dagster_ds.fingerprint import Hasher, HashNode
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow._dataset import Dataset
+
+VERSION_KIND = "stored-dataset"
+_BATCH = 10_000
+_content_memo: dict[tuple[str, str | None], str] = {}
+_memo_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    """A stored dataset version: its manifest entry and what storing it cost.
+
+    Attributes:
+        entry: The version's manifest entry (held open).
+        content_fingerprint: xxh3 of the stored rows (the asset's data version).
+        bytes_written: Bytes of data files this store call wrote (0: all referenced).
+        size: Bytes of every data file the version references.
+    """
+
+    entry: CacheEntry
+    content_fingerprint: str
+    bytes_written: int
+    size: int
+
+
+def adopt(store: CacheStore, dataset: Dataset) -> Dataset:
+    """``dataset`` with every shard table in ``store``: tables of other stores copied once.
+
+    What a dataset asset does with its inputs before its function runs, so
+    that its transforms' results can reference their input's columns.
+    """
+    from dagster_ds.arrow._dataset import Dataset
+
+    shards: list[Shard] = []
+    changed = False
+    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
+        entry = shard.table_entry
+        if entry is None or holds(store, entry):
+            shards.append(shard)
+            continue
+        features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
+        _copy_table(store, entry.key, shard.table, features)
+        copied = store.lookup(entry.key)
+        opened = open_table_shard(copied, store) if copied is not None else None
+        if opened is None:
+            shards.append(shard)
+            continue
+        table_shard, _ = opened
+        shards.append(
+            Shard(
+                shard.fingerprint,
+                table_shard.table,
+                shard.indices,
+                (*table_shard.entries, *shard.entries[1:]),
+                table_shard.table_entry,
+            )
+        )
+        changed = True
+    if not changed:
+        return dataset
+    return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+        dataset,
+        shards,
+        fingerprint=dataset.fingerprint,
+        mapping=dataset._mapping,  # pyright: ignore[reportPrivateUsage]
+        mapping_entries=dataset._mapping_entries,  # pyright: ignore[reportPrivateUsage]
+    )
+
+
+def derived_key(kind: str, fingerprint: str) -> str:
+    """A store key for something derived from ``fingerprint`` (``kind`` tells what)."""
+    return xxhash.xxh3_128_hexdigest(f"{kind}\0{fingerprint}".encode())
+
+
+def store_version(
+    store: CacheStore,
+    key: str,
+    dataset: Dataset,
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    previous: Mapping[str, Any] | None = None,
+) -> StoredVersion:
+    """Store ``dataset`` in ``store`` under ``key``; reference what the store already holds.
+
+    An existing version under ``key`` that still opens is kept as it is (a
+    damaged one is replaced). ``previous``: an earlier version's record, whose
+    content fingerprints of shared shards are reused instead of recomputed.
+    """
+    existing = open_version(store, key)
+    if existing is not None:
+        return describe_version(store, key)
+    store.remove(key, force=True)
+    known = known_contents(previous)
+    written = 0
+    shards: list[dict[str, Any]] = []
+    contents: list[str] = []
+    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
+        reference, cost = _store_shard(store, shard, dataset.features, known)
+        written += cost
+        shards.append(reference)
+        contents.append(reference["content"])
+    mapping_key = None
+    mapping = dataset._mapping  # pyright: ignore[reportPrivateUsage]
+    if mapping is not None:
+        mapping_key = derived_key("stored-mapping", dataset.fingerprint)
+        written += _store_indices(store, mapping_key, mapping)
+        contents.append(Hasher.hash(mapping))
+    content = Hasher.hash({"shards": contents, "features": dataset.features.to_dict()})
+    record: dict[str, Any] = {
+        "kind": VERSION_KIND,
+        "fingerprint": dataset.fingerprint,
+        "content_fingerprint": content,
+        "features": dataset.features.to_yaml_list(),
+        "num_rows": len(dataset),
+        "split": dataset.split,
+        "format": dataset.format,
+        "lineage": [step.to_dict() for step in dataset.lineage],
+        "shards": shards,
+        "mapping": mapping_key,
+        **dict(metadata or {}),
+    }
+    store.get_or_create(key, lambda writer: writer.update_metadata(record))
+    return _described(store, key, written)
+
+
+def open_version(store: CacheStore, key: str) -> Dataset | None:
+    """The dataset stored under ``key``, memory-mapped; None if absent, damaged or partial.
+
+    Damaged entries are quarantined with a `CacheCorruptionWarning` by the store.
+    """
+    from dagster_ds.arrow._dataset import Dataset
+
+    version = store.lookup(key)
+    if version is None:
+        return None
+    record = version.metadata
+    if record.get("kind") != VERSION_KIND:
+        version.close()
+        return None
+    features = Features.from_yaml_list(record["features"])  # type: ignore[arg-type]
+    shards: list[Shard] = []
+    for reference in record["shards"]:  # type: ignore[union-attr]
+        shard = _open_shard(store, reference)  # type: ignore[arg-type]
+        if shard is None:
+            version.close()
+            return None
+        shards.append(shard)
+    entries: list[CacheEntry] = [version]
+    mapping = None
+    if isinstance(record.get("mapping"), str):
+        mapping_entry = store.lookup(str(record["mapping"]))
+        if mapping_entry is None:
+            version.close()
+            return None
+        mapping = read_indices(mapping_entry)
+        entries.append(mapping_entry)
+    dataset = Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+        None,
+        shards,
+        fingerprint=str(record["fingerprint"]),
+        mapping=mapping,
+        mapping_entries=entries,
+        features=features,
+    )
+    dataset._split = record.get("split")  # type: ignore[assignment] # pyright: ignore[reportPrivateUsage]
+    output = record.get("format")
+    if isinstance(output, dict):
+        from dagster_ds.arrow._formatting import OutputFormat
+
+        dataset._output_format = OutputFormat.create(  # pyright: ignore[reportPrivateUsage]
+            output.get("type"),  # type: ignore[arg-type]
+            output.get("columns"),  # type: ignore[arg-type]
+            bool(output.get("output_all_columns", False)),
+            **dict(output.get("format_kwargs") or {}),  # type: ignore[arg-type]
+        )
+    lineage = record.get("lineage")
+    dataset._lineage = tuple(  # pyright: ignore[reportPrivateUsage]
+        LineageStep.from_dict(step)  # type: ignore[arg-type]
+        for step in (lineage if isinstance(lineage, list) else [])
+    )
+    return dataset
+
+
+def describe_version(store: CacheStore, key: str) -> StoredVersion:
+    """What is stored under ``key`` (nothing written)."""
+    return _described(store, key, 0)
+
+
+def version_record(store: CacheStore, key: str) -> dict[str, Any] | None:
+    """The manifest record of the version under ``key``, or None."""
+    entry = store.lookup(key)
+    if entry is None:
+        return None
+    with entry:
+        record = entry.metadata
+    return record if record.get("kind") == VERSION_KIND else None
+
+
+def referenced_keys(record: Mapping[str, Any]) -> list[str]:
+    """Every entry key a version record references."""
+    keys: list[str] = []
+    for reference in record.get("shards", []):
+        keys.append(reference["table"])
+        keys.extend(reference.get("bases") or [])
+        if reference.get("rows"):
+            keys.append(reference["rows"])
+    if record.get("mapping"):
+        keys.append(record["mapping"])
+    return keys
+
+
+def _described(store: CacheStore, key: str, written: int) -> StoredVersion:
+    entry = store.lookup(key)
+    if entry is None:
+        raise RuntimeError(f"The stored version {key!r} vanished right after being stored.")
+    record = entry.metadata
+    size = 0
+    for reference_key in referenced_keys(record):
+        referenced = store.lookup(reference_key)
+        if referenced is not None:
+            size += referenced.size
+            referenced.close()
+    return StoredVersion(entry, str(record["content_fingerprint"]), written, size)
+
+
+def _store_shard(
+    store: CacheStore, shard: Shard, features: Features, known: Mapping[tuple[str, str | None], str]
+) -> tuple[dict[str, Any], int]:
+    """The reference to ``shard`` in ``store``, writing what it lacks; and the bytes written.
+
+    A shard over a whole table entry references that entry (copied once if it
+    lives in another store) and stores its row positions if it has any; any
+    other shard (renamed, sliced, built in memory) has its rows written once.
+    """
+    written = 0
+    rows_key = None
+    if shard.table_entry is not None:
+        table_key = shard.table_entry.key
+        if not holds(store, shard.table_entry):
+            written += _copy_table(store, table_key, shard.table, features)
+        if shard.indices is not None:
+            rows_key = _rows_entry(store, shard)
+            if rows_key is None:
+                rows_key = derived_key("stored-rows", shard.fingerprint)
+                written += _store_indices(store, rows_key, shard.indices)
+    else:
+        table_key = derived_key("stored-table", shard.fingerprint)
+        written += _copy_table(store, table_key, shard, features)
+    content = known.get((table_key, rows_key)) or _content(shard, table_key, rows_key)
+    reference = {
+        "fingerprint": shard.fingerprint,
+        "table": table_key,
+        "bases": _bases(store, table_key),
+        "rows": rows_key,
+        "num_rows": shard.num_rows,
+        "content": content,
+    }
+    return reference, written
+
+
+def _rows_entry(store: CacheStore, shard: Shard) -> str | None:
+    """The key of an entry of ``store`` among the shard's holding exactly its rows (a filter's)."""
+    assert shard.indices is not None
+    for entry in reversed(shard.entries):
+        if entry.metadata.get("kind") != "indices" or not holds(store, entry):
+            continue
+        if shard.indices.equals(read_indices(entry)):
+            return entry.key
+    return None
+
+
+def _bases(store: CacheStore, key: str) -> list[str]:
+    """The entries whose columns the table entry ``key`` keeps (see `_changed_columns`)."""
+    bases: list[str] = []
+    while True:
+        entry = store.lookup(key)
+        if entry is None:
+            return bases
+        with entry:
+            base = entry.metadata.get("base")
+        if not isinstance(base, str) or base in bases:
+            return bases
+        bases.append(base)
+        key = base
+
+
+def _copy_table(store: CacheStore, key: str, rows: pa.Table | Shard, features: Features) -> int:
+    """Write ``rows`` (a table, or a shard's rows) as a table entry under ``key``, once.
+
+    Returns the bytes this call wrote: 0 when the entry existed, or another
+    process wrote it first.
+    """
+    built: list[bool] = []
+
+    def write(sink: TableSink) -> None:
+        built.append(True)
+        total = rows.num_rows
+        for start in range(0, total, _BATCH):
+            stop = min(start + _BATCH, total)
+            if isinstance(rows, Shard):
+                sink.write(rows.read(start, stop))
+            else:
+                sink.write(rows.slice(start, stop - start))
+        if sink.num_rows == 0:
+            sink.write(features.arrow_schema.empty_table())
+
+    transform = Transform("store", (), key, HashNode("stored", "stored rows", key))
+    shard, _ = shard_table(transform, write, lambda _schema: features, store=store)
+    size = sum(entry.size for entry in shard.entries)
+    for entry in shard.entries:
+        entry.close()
+    return size if built else 0
+
+
+def _store_indices(store: CacheStore, key: str, indices: pa.Array) -> int:
+    """Write row positions as an entry under ``key``, once; the bytes this call wrote."""
+    built: list[bool] = []
+
+    def build(writer: EntryWriter) -> Mapping[str, Any]:
+        built.append(True)
+        write_indices(writer, indices)
+        return {"kind": "indices", "num_rows": len(indices)}
+
+    transform = Transform("store", (), key, HashNode("stored", "stored rows", key))
+    with run(transform, build, store=store) as entry:
+        return entry.size if built else 0
+
+
+def _open_shard(store: CacheStore, reference: Mapping[str, Any]) -> Shard | None:
+    table_entry = store.lookup(str(reference["table"]))
+    if table_entry is None:
+        return None
+    opened = open_table_shard(table_entry, store)
+    if opened is None:
+        table_entry.close()
+        return None
+    shard, _ = opened
+    if not reference.get("rows"):
+        return Shard(str(reference["fingerprint"]), shard.table, None, shard.entries, table_entry)
+    rows_entry = store.lookup(str(reference["rows"]))
+    if rows_entry is None:
+        table_entry.close()
+        return None
+    return Shard(
+        str(reference["fingerprint"]),
+        shard.table,
+        read_indices(rows_entry),
+        (*shard.entries, rows_entry),
+        table_entry,
+    )
+
+
+def _content(shard: Shard, table_key: str, rows_key: str | None) -> str:
+    """The content fingerprint of a shard's rows, remembered per (table, rows) in-process."""
+    memo_key = (table_key, rows_key)
+    with _memo_lock:
+        known = _content_memo.get(memo_key)
+    if known is not None:
+        return known
+    digest = Hasher.hash(shard.read(0, shard.num_rows))
+    with _memo_lock:
+        _content_memo[memo_key] = digest
+    return digest
+
+
+def known_contents(record: Mapping[str, Any] | None) -> dict[tuple[str, str | None], str]:
+    """The content fingerprints an earlier version ``record`` computed, by (table, rows)."""
+    if record is None:
+        return {}
+    return {
+        (reference["table"], reference.get("rows")): reference["content"]
+        for reference in record.get("shards", [])
+        if reference.get("content")
+    }
+
+
+def shard_keys(records: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every entry key the version ``records`` reference."""
+    return {key for record in records for key in referenced_keys(record)}

@@ -1,0 +1,309 @@
+"""One store under every asset: versions by reference, verified, recomputed when damaged,
+run-consistent inputs, early cutoff on content."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from dagster_ds import Dataset
+from dagster_ds.cache import CacheCorruptionWarning
+from dagster_ds.orchestration import DatasetIOManager, DatasetStore, dataset_asset, dataset_source
+from tests.conftest import REPO_ROOT
+from tests.orchestration._chain import build, record
+from tests.orchestration.conftest import data_version, latest, metadata_value, tag, write_jsonl
+from tests.orchestration.test_automation import Ticks
+
+CHAIN = ["cleaned", "tokens", "counts"]
+
+
+def _materialize(
+    assets: list, instance: dg.DagsterInstance, storage: Path
+) -> dg.ExecuteInJobResult:
+    resources = {"io_manager": DatasetIOManager(base_dir=str(storage))}
+    result = dg.materialize(assets, instance=instance, resources=resources, selection=assets)
+    assert result.success
+    return result
+
+
+def _data_file(storage: Path, instance: dg.DagsterInstance, asset: str) -> Path:
+    """The biggest Arrow file the latest version of ``asset`` references."""
+    fingerprint = metadata_value(latest(instance, asset), "dagster_ds/fingerprint")
+    dataset = DatasetStore(str(storage)).load(dg.AssetKey(asset), fingerprint)
+    files = [
+        path
+        for entry in dataset.cache_files
+        for path in Path(entry["filename"]).glob("data-*.arrow")
+    ]
+    return max(files, key=lambda path: path.stat().st_size)
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "deleted manifest"])
+def test_a_damaged_version_is_detected_and_recomputed_never_served(
+    tmp_path: Path,
+    instance: dg.DagsterInstance,
+    corpus: Path,
+    body_calls: Callable[[], list[str]],
+    damage: str,
+) -> None:
+    write_jsonl(corpus, [{"text": f"Row number {i} of the corpus"} for i in range(2_000)])
+    chain = build(str(corpus))
+    storage = tmp_path / "storage"
+    _materialize(chain.all, instance, storage)
+    good = DatasetStore(str(storage)).load(
+        dg.AssetKey("counts"), metadata_value(latest(instance, "counts"), "dagster_ds/fingerprint")
+    )["num_tokens"][:]
+    target = _data_file(storage, instance, "tokens")
+    if damage == "flipped byte":
+        data = bytearray(target.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        target.write_bytes(bytes(data))
+    elif damage == "truncated":
+        target.write_bytes(target.read_bytes()[: target.stat().st_size // 2])
+    else:
+        version = Path(metadata_value(latest(instance, "tokens"), "dagster_ds/path"))
+        (version / "manifest.json").unlink()
+
+    if damage == "deleted manifest":
+        _materialize(chain.all, instance, storage)
+    else:
+        with pytest.warns(CacheCorruptionWarning, match="quarantin"):
+            _materialize(chain.all, instance, storage)
+
+    assert body_calls() == [*CHAIN, "tokens"]  # recomputed; counts' input is the same rows
+    assert metadata_value(latest(instance, "tokens"), "dagster_ds/cache") == "miss"
+    assert metadata_value(latest(instance, "counts"), "dagster_ds/cache") == "hit"
+    fingerprint = metadata_value(latest(instance, "counts"), "dagster_ds/fingerprint")
+    counts = DatasetStore(str(storage)).load(dg.AssetKey("counts"), fingerprint)
+    assert counts["num_tokens"][:] == good
+    assert DatasetStore(str(storage)).cache.verify().ok
+
+
+def test_a_two_asset_pipeline_stores_its_data_once(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    from dagster_ds import load_dataset
+
+    rows = [{"text": f"Some words in row {i} " * (1 + i % 5)} for i in range(5_000)]
+    data = write_jsonl(tmp_path / "docs.jsonl", rows)
+    docs = dataset_source("docs", "json", data_files=str(data))
+
+    @dataset_asset
+    def measured(docs: Dataset) -> Dataset:
+        return docs.map(lambda batch: {"length": [len(t) for t in batch["text"]]}, batched=True)
+
+    @dataset_asset
+    def long(measured: Dataset) -> Dataset:
+        return measured.filter(lambda example: example["length"] > 40)
+
+    storage = tmp_path / "storage"
+    _materialize([docs, measured, long], instance, storage)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DAGSTER_DS_CACHE", str(tmp_path / "source-only"))
+        load_dataset("json", data_files=str(data), split="train")
+    source = sum(info.size for info in DatasetStore(str(tmp_path / "source-only")).cache.ls())
+    stored = sum(info.size for info in DatasetStore(str(storage)).cache.ls())
+    assert stored <= 2.2 * source  # the loaded source, the new column, the kept rows
+    assert metadata_value(latest(instance, "long"), "dagster_ds/bytes_written") == 0
+    assert len(
+        DatasetStore(str(storage)).load(
+            dg.AssetKey("long"), metadata_value(latest(instance, "long"), "dagster_ds/fingerprint")
+        )
+    ) == sum(len(row["text"]) > 40 for row in rows)
+
+
+def plus_one(example: dict[str, int]) -> dict[str, int]:
+    return {"n": example["n"] + 1}
+
+
+def one_plus(example: dict[str, int]) -> dict[str, int]:
+    return {"n": 1 + example["n"]}
+
+
+def _refactorable(data: Path, step: Callable[[dict[str, int]], dict[str, int]]) -> list:
+    from dagster_ds.orchestration import fingerprint_changed
+
+    numbers = dataset_source("numbers", "json", data_files=str(data))
+
+    @dataset_asset(automation_condition=fingerprint_changed())
+    def shifted(numbers: Dataset) -> Dataset:
+        record("shifted")
+        return numbers.map(step)
+
+    @dataset_asset(automation_condition=fingerprint_changed())
+    def doubled(shifted: Dataset) -> Dataset:
+        record("doubled")
+        return shifted.map(lambda example: {"n": example["n"] * 2})
+
+    return [numbers, shifted, doubled]
+
+
+def test_a_refactor_that_keeps_the_rows_keeps_the_data_version_and_the_child(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    data = write_jsonl(tmp_path / "numbers.jsonl", [{"n": n} for n in range(10)])
+    before, after = _refactorable(data, plus_one), _refactorable(data, one_plus)
+    ticks = Ticks(instance, tmp_path / "storage")
+    ticks.run_assets(before)
+    version = data_version(instance, "shifted")
+    assert ticks.requested_assets(before) == set()
+
+    assert "shifted" in ticks.requested_assets(after)  # its code changed
+    ticks.run_assets(after, [after[1]])
+    assert data_version(instance, "shifted") == version  # same rows: same data version
+    assert tag(instance, "doubled", "dagster/input_data_version/shifted") == version  # fresh
+    assert ticks.requested_assets(after) == set()  # nothing downstream is requested
+
+    ticks.run_assets(after)
+    assert body_calls() == ["shifted", "doubled", "shifted"]  # the child never re-ran
+    assert metadata_value(latest(instance, "doubled"), "dagster_ds/cache") == "hit"
+
+
+# -- concurrent runs ---------------------------------------------------------------
+
+PROJECT = """
+import dagster as dg
+from dagster_ds import Dataset
+from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
+
+
+class Offset(dg.Config):
+    offset: int = 0
+
+
+numbers = dataset_source("numbers", "json", data_files={data!r})
+
+
+@dataset_asset
+def shifted(numbers: Dataset, config: Offset) -> Dataset:
+    return numbers.map(lambda example: {{"n": example["n"] + config.offset}})
+
+
+@dataset_asset
+def squared(shifted: Dataset) -> Dataset:
+    return shifted.map(lambda example: {{"square": example["n"] ** 2}})
+
+
+assets = [numbers, shifted, squared]
+resources = {{"io_manager": DatasetIOManager(base_dir={storage!r})}}
+"""
+
+RUNNER = """
+import json, sys
+import dagster as dg
+import project
+
+offset, rounds = int(sys.argv[1]), int(sys.argv[2])
+with dg.DagsterInstance.get() as instance:
+    for round in range(rounds):
+        result = dg.materialize(
+            project.assets,
+            instance=instance,
+            resources=project.resources,
+            selection=project.assets,
+            run_config={{"ops": {{"shifted": {{"config": {{"offset": offset}}}}}}}},
+        )
+        assert result.success
+        print(json.dumps({{"run": result.run_id, "offset": offset}}), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_concurrent_runs_with_different_config_never_cross_versions(
+    tmp_path: Path, dagster_home: Path
+) -> None:
+    data = write_jsonl(tmp_path / "numbers.jsonl", [{"n": n} for n in range(50)])
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "project.py").write_text(
+        PROJECT.format(data=str(data), storage=str(tmp_path / "storage"))
+    )
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(dagster_home),
+        "PYTHONPATH": os.pathsep.join([str(project), str(REPO_ROOT)]),
+    }
+    script = textwrap.dedent(RUNNER.replace("{{", "{").replace("}}", "}"))
+    runners = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(offset), "4"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for offset in (0, 1000)
+    ]
+    runs: dict[str, int] = {}
+    for runner in runners:
+        out, err = runner.communicate(timeout=240)
+        assert runner.returncode == 0, err[-3000:]
+        for line in out.splitlines():
+            if line.startswith("{"):
+                run = json.loads(line)
+                runs[run["run"]] = run["offset"]
+    assert len(runs) == 8
+
+    with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
+        store = DatasetStore(str(tmp_path / "storage"))
+        for run_id, offset in runs.items():
+            versions: dict[str, tuple[dict[str, str], str]] = {}
+            for record_ in instance.get_records_for_run(
+                run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+            ).records:
+                materialization = record_.event_log_entry.asset_materialization
+                assert materialization is not None
+                versions[materialization.asset_key.to_user_string()] = (
+                    dict(materialization.tags or {}),
+                    str(materialization.metadata["dagster_ds/fingerprint"].value),
+                )
+            (shifted_tags, _), (squared_tags, squared) = versions["shifted"], versions["squared"]
+            assert (
+                squared_tags["dagster/input_data_version/shifted"]
+                == shifted_tags["dagster/data_version"]
+            ), f"run {run_id} (offset {offset}) consumed another run's version of shifted"
+            rows = store.load(dg.AssetKey("squared"), squared)
+            assert rows["n"][:] == [n + offset for n in range(50)]
+            assert rows["square"][:] == [(n + offset) ** 2 for n in range(50)]
+
+
+def test_export_writes_what_datasets_load_from_disk_reads(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    from click.testing import CliRunner
+
+    from dagster_ds.cli import main
+
+    chain = build(str(corpus))
+    storage = tmp_path / "storage"
+    _materialize(chain.all, instance, storage)
+    fingerprint = metadata_value(latest(instance, "counts"), "dagster_ds/fingerprint")
+    out = tmp_path / "exported"
+    result = CliRunner().invoke(
+        main,
+        ["export", "counts", str(out), "--fingerprint", fingerprint[:10], "--store", str(storage)],
+    )
+    assert result.exit_code == 0, result.output
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, datasets; ds = datasets.load_from_disk(sys.argv[1]);"
+            " print(ds.to_dict()['num_tokens'])",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert check.stdout.strip() == "[2, 4]"
