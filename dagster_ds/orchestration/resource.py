@@ -29,7 +29,7 @@ from filelock import FileLock
 from pydantic import Field, PrivateAttr
 
 from dagster_ds.errors import DatasetAssetDefinitionError
-from dagster_ds.testing import LocalHubServer
+from dagster_ds.hub.server import LocalHubServer
 
 if TYPE_CHECKING:
     from dagster_ds.arrow import Dataset

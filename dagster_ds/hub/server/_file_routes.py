@@ -17,10 +17,10 @@ from urllib.parse import parse_qs
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from dagster_ds.errors import HubBadRequestError, HubEntryNotFoundError
-from dagster_ds.testing._http import Call, Route, error_response, route
-from dagster_ds.testing._objects import Commit, FileEntry
-from dagster_ds.testing._tree import add_last_commits, list_folder, paths_info
+from dagster_ds.hub.server._errors import HubBadRequestError, HubEntryNotFoundError
+from dagster_ds.hub.server._http import Call, Route, error_response, route
+from dagster_ds.hub.server._objects import Commit, FileEntry
+from dagster_ds.hub.server._tree import add_last_commits, list_folder, paths_info
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 _READ_SIZE = 1 << 20

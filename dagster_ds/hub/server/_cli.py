@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from dagster_ds.errors import LocalHubError
-from dagster_ds.testing._server import LocalHubServer
+from dagster_ds.hub.server._errors import LocalHubError
+from dagster_ds.hub.server._server import LocalHubServer
 
 
 @click.group(name="hub")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from dagster_ds.errors import HubEntryNotFoundError
-from dagster_ds.testing._objects import Commit, RepoId
-from dagster_ds.testing._store import HubStore
+from dagster_ds.hub.server._errors import HubEntryNotFoundError
+from dagster_ds.hub.server._objects import Commit, RepoId
+from dagster_ds.hub.server._store import HubStore
 
 
 def folder_json(commit: Commit, folder: str) -> dict[str, Any]:

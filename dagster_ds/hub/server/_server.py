@@ -14,8 +14,8 @@ from typing import Self
 
 import uvicorn
 
-from dagster_ds.errors import LocalHubStartError
-from dagster_ds.testing._app import create_hub_app
+from dagster_ds.hub.server._app import create_hub_app
+from dagster_ds.hub.server._errors import LocalHubStartError
 
 
 class LocalHubServer:

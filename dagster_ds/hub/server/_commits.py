@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dagster_ds.errors import (
+from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubEntryNotFoundError,
     HubStaleParentError,
 )
-from dagster_ds.testing._objects import SHA256, Commit, FileEntry, RepoId, validate_path
-from dagster_ds.testing._store import HubStore
+from dagster_ds.hub.server._objects import SHA256, Commit, FileEntry, RepoId, validate_path
+from dagster_ds.hub.server._store import HubStore
 
 
 @dataclass(frozen=True)

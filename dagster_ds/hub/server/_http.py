@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from dagster_ds.errors import (
+from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubConflictError,
     HubEntryNotFoundError,
@@ -30,9 +30,9 @@ from dagster_ds.errors import (
     HubUnauthorizedError,
     LocalHubError,
 )
-from dagster_ds.testing._lfs import LfsUploads
-from dagster_ds.testing._objects import RepoId
-from dagster_ds.testing._store import HubStore
+from dagster_ds.hub.server._lfs import LfsUploads
+from dagster_ds.hub.server._objects import RepoId
+from dagster_ds.hub.server._store import HubStore
 
 logger = logging.getLogger("dagster_ds.testing.hub")
 

@@ -34,13 +34,13 @@ from typing import Any
 
 from filelock import FileLock
 
-from dagster_ds.errors import (
+from dagster_ds.hub.server._errors import (
     HubConflictError,
     HubDataDirError,
     HubRepositoryNotFoundError,
     HubRevisionNotFoundError,
 )
-from dagster_ds.testing._objects import COMMIT_ID, Commit, FileEntry, RepoId, now_iso
+from dagster_ds.hub.server._objects import COMMIT_ID, Commit, FileEntry, RepoId, now_iso
 
 _FORMAT = "dagster_ds.testing.hub/1"
 _COMMIT_CACHE_SIZE = 4096

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
 
+import dagster_ds.hub.server
 import dagster_ds.testing
-from dagster_ds.errors import HubDataDirError, LocalHubStartError
-from dagster_ds.testing import LocalHubServer
+from dagster_ds.hub.server import HubDataDirError, LocalHubServer, LocalHubStartError
 
 
 def _refuses_connections(port: int) -> bool:
@@ -27,6 +27,18 @@ def test_public_api_is_pinned():
     assert dagster_ds.testing.__all__ == sorted(dagster_ds.testing.__all__)
     assert set(dagster_ds.testing.__all__) == public - {"pytest_plugin"}
     assert dagster_ds.testing.__all__ == ["LocalHubServer", "create_hub_app"]
+    assert dagster_ds.testing.LocalHubServer is dagster_ds.hub.server.LocalHubServer
+
+
+def test_server_package_api_is_pinned():
+    server = dagster_ds.hub.server
+    exported = {n for n, v in vars(server).items() if not n.startswith("_") and callable(v)}
+    assert server.__all__ == sorted(server.__all__)
+    assert set(server.__all__) == exported
+    from dagster_ds.errors import DagsterDsError
+
+    assert issubclass(server.LocalHubError, DagsterDsError)
+    assert issubclass(server.HubUnauthorizedError, PermissionError)
 
 
 def test_start_is_fast_and_stop_is_clean(tmp_path):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from dagster_ds.errors import HubBadRequestError
+from dagster_ds.hub.server._errors import HubBadRequestError
 
 COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dagster_ds.errors import HubBadRequestError, HubEntryNotFoundError
-from dagster_ds.testing._objects import SHA256
-from dagster_ds.testing._store import HubStore
+from dagster_ds.hub.server._errors import HubBadRequestError, HubEntryNotFoundError
+from dagster_ds.hub.server._objects import SHA256
+from dagster_ds.hub.server._store import HubStore
 
 _STALE_SESSION_SECONDS = 24 * 3600
 _SESSION_ID_LENGTH = 32

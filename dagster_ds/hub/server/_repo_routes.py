@@ -10,17 +10,17 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from dagster_ds.errors import (
+from dagster_ds.hub.server._cards import card_data, front_matter_errors
+from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubConflictError,
     HubRevisionNotFoundError,
     HubUnauthorizedError,
 )
-from dagster_ds.testing._cards import card_data, front_matter_errors
-from dagster_ds.testing._http import INVALID_CREDENTIALS, Call, Route, logger, route
-from dagster_ds.testing._lfs_rules import DEFAULT_GITATTRIBUTES
-from dagster_ds.testing._objects import Commit, RepoId, ref_name, validate_branch_name
-from dagster_ds.testing._store import new_initial_commit
+from dagster_ds.hub.server._http import INVALID_CREDENTIALS, Call, Route, logger, route
+from dagster_ds.hub.server._lfs_rules import DEFAULT_GITATTRIBUTES
+from dagster_ds.hub.server._objects import Commit, RepoId, ref_name, validate_branch_name
+from dagster_ds.hub.server._store import new_initial_commit
 
 _CARD_MAX_BYTES = 1 << 20
 

@@ -9,10 +9,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 
-from dagster_ds.testing import _file_routes, _repo_routes, _upload_routes
-from dagster_ds.testing._http import HubContext, HubSettings, Route, dispatch
-from dagster_ds.testing._lfs import LfsUploads
-from dagster_ds.testing._store import HubStore
+from dagster_ds.hub.server import _file_routes, _repo_routes, _upload_routes
+from dagster_ds.hub.server._http import HubContext, HubSettings, Route, dispatch
+from dagster_ds.hub.server._lfs import LfsUploads
+from dagster_ds.hub.server._store import HubStore
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE"]
 

@@ -18,12 +18,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, Response
 
-from dagster_ds.errors import HubBadRequestError
-from dagster_ds.testing._commits import make_commit, parse_commit_payload
-from dagster_ds.testing._http import Call, Route, logger, route
-from dagster_ds.testing._lfs_rules import upload_mode
-from dagster_ds.testing._objects import RepoId, validate_path
-from dagster_ds.testing._repo_routes import json_body, repo_url
+from dagster_ds.hub.server._commits import make_commit, parse_commit_payload
+from dagster_ds.hub.server._errors import HubBadRequestError
+from dagster_ds.hub.server._http import Call, Route, logger, route
+from dagster_ds.hub.server._lfs_rules import upload_mode
+from dagster_ds.hub.server._objects import RepoId, validate_path
+from dagster_ds.hub.server._repo_routes import json_body, repo_url
 
 _LFS_JSON = "application/vnd.git-lfs+json"
 
