@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from dagster_ds.hub.server._errors import (
     HubStaleParentError,
 )
 from dagster_ds.hub.server._objects import SHA256, Commit, FileEntry, RepoId, validate_path
+from dagster_ds.hub.server._payload import as_object, integer, parse_json, text
 from dagster_ds.hub.server._store import HubStore
 
 
@@ -67,13 +67,15 @@ class CommitResult:
     pr_number: int | None
 
 
-def _field(value: Mapping[str, Any], key: str, line_no: int) -> Any:
-    if key not in value:
+def _field(value: Mapping[str, Any], key: str, line_no: int) -> str:
+    found = text(value, key, f"Commit payload line {line_no}")
+    if found is None:
         raise HubBadRequestError(
-            f"Commit payload line {line_no}: missing {key!r} in {dict(value)!r}; each operation"
-            " line is {'key': ..., 'value': {...}} as huggingface_hub's create_commit sends it."
+            f"Commit payload line {line_no}: missing {key!r} in {dict(value)!r:.200}; each"
+            " operation line is {'key': ..., 'value': {...}} as huggingface_hub's create_commit"
+            " sends it."
         )
-    return value[key]
+    return found
 
 
 def parse_commit_payload(body: bytes) -> CommitRequest:
@@ -82,19 +84,20 @@ def parse_commit_payload(body: bytes) -> CommitRequest:
     for line_no, raw in enumerate(body.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            item = json.loads(raw)
-            key, value = item["key"], item["value"]
-        except (ValueError, KeyError, TypeError) as e:
+        what = f"Commit payload line {line_no}"
+        item = parse_json(raw, what)
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise HubBadRequestError(
-                f"Commit payload line {line_no} is not a {{'key', 'value'}} JSON object:"
-                f" {raw[:200]!r}. Send application/x-ndjson as create_commit does."
-            ) from e
+                f"{what} is not a {{'key', 'value'}} JSON object: {raw[:200]!r}. Send"
+                " application/x-ndjson as create_commit does."
+            )
+        key = item["key"]
+        value = as_object(item.get("value"), f"{what}: 'value'")
         if key == "header":
             request = CommitRequest(
-                summary=str(value.get("summary") or ""),
-                description=str(value.get("description") or ""),
-                parent_commit=value.get("parentCommit"),
+                summary=text(value, "summary", what, default="") or "",
+                description=text(value, "description", what, default="") or "",
+                parent_commit=text(value, "parentCommit", what),
             )
             continue
         if request is None:
@@ -115,9 +118,9 @@ def parse_commit_payload(body: bytes) -> CommitRequest:
 
 def _parse_operation(key: str, value: Mapping[str, Any], line_no: int) -> Operation:
     if key == "file":
-        path = validate_path(str(_field(value, "path", line_no)))
-        encoding = value.get("encoding", "base64")
-        content = _field(value, "content", line_no)
+        path = validate_path(_field(value, "path", line_no))
+        encoding = text(value, "encoding", f"Commit payload line {line_no}", default="base64")
+        content = text(value, "content", f"Commit payload line {line_no}", default="") or ""
         if encoding == "base64":
             try:
                 return AddRegular(path, base64.b64decode(content, validate=True))
@@ -126,27 +129,27 @@ def _parse_operation(key: str, value: Mapping[str, Any], line_no: int) -> Operat
                     f"Commit payload line {line_no}: content of {path!r} is not valid base64."
                 ) from e
         if encoding in ("utf-8", "utf8"):
-            return AddRegular(path, str(content).encode())
+            return AddRegular(path, content.encode())
         raise HubBadRequestError(
             f"Commit payload line {line_no}: unknown encoding {encoding!r} for {path!r};"
             " use 'base64'."
         )
     if key == "lfsFile":
-        path = validate_path(str(_field(value, "path", line_no)))
-        oid = str(_field(value, "oid", line_no))
-        algo = value.get("algo", "sha256")
+        path = validate_path(_field(value, "path", line_no))
+        oid = _field(value, "oid", line_no)
+        algo = text(value, "algo", f"Commit payload line {line_no}", default="sha256")
         if algo != "sha256" or not SHA256.match(oid):
             raise HubBadRequestError(
                 f"Commit payload line {line_no}: LFS file {path!r} needs a sha256 oid (64 hex"
                 f" characters), got algo={algo!r} oid={oid!r}."
             )
-        size = value.get("size")
-        return AddLfs(path, oid, int(size) if size is not None else None)
+        size = integer(value, "size", f"Commit payload line {line_no}")
+        return AddLfs(path, oid, size)
     if key == "deletedFile":
-        return DeleteFile(validate_path(str(_field(value, "path", line_no))))
+        return DeleteFile(validate_path(_field(value, "path", line_no)))
     if key == "deletedFolder":
-        folder = str(_field(value, "path", line_no)).strip("/")
-        return DeleteFolder(validate_path(folder) if folder else "")
+        folder = _field(value, "path", line_no).rstrip("/")
+        return DeleteFolder(validate_path(folder))
     raise HubBadRequestError(
         f"Commit payload line {line_no}: unknown operation {key!r}; this server understands"
         " 'file', 'lfsFile', 'deletedFile' and 'deletedFolder'."

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from dagster_ds.hub.server._cards import CardCache
 from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubConflictError,
@@ -58,6 +59,7 @@ class HubContext:
     store: HubStore
     lfs: LfsUploads
     settings: HubSettings
+    cards: CardCache = field(default_factory=CardCache)
 
 
 @dataclass
@@ -80,7 +82,9 @@ class Call:
         return self.hub.store
 
     def repo(self) -> RepoId:
-        return RepoId.parse(self.params["type"], self.params["namespace"], self.params["name"])
+        # Model URLs have no type segment (``/user/name.git/...``, ``/user/name/resolve``).
+        repo_type = self.params.get("type", "model")
+        return RepoId.parse(repo_type, self.params["namespace"], self.params["name"])
 
     def readable_repo(self) -> tuple[RepoId, dict[str, Any]]:
         """The addressed repo and its metadata; private repos need a token."""
@@ -226,6 +230,17 @@ async def dispatch(request: Request, hub: HubContext, routes: Sequence[Route]) -
             return await outcome if inspect.isawaitable(outcome) else outcome
         except LocalHubError as e:
             return error_response(e, head=head)
+        except RecursionError:
+            return error_response(
+                HubBadRequestError("The request is nested too deeply to process."), head=head
+            )
+        except Exception as e:
+            # A bug, not the client's fault: answer in the Hub's shape and keep the connection.
+            logger.exception("Unexpected error in %s %s", method, request.url.path)
+            return error_response(
+                LocalHubError(f"Internal error ({type(e).__name__}); see the server log."),
+                head=head,
+            )
     if found_path:
         return JSONResponse({"error": f"Method {method} not allowed here"}, status_code=405)
     return JSONResponse(

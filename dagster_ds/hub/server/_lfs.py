@@ -74,6 +74,11 @@ class LfsUploads:
                 f" operation={operation!r}; downloads go through the resolve URLs."
             )
         transfers = payload.get("transfers") or ["basic"]
+        if not isinstance(transfers, list):
+            raise HubBadRequestError(
+                f"LFS batch 'transfers' must be a list like ['basic', 'multipart'], got"
+                f" {transfers!r:.80}."
+            )
         allow_multipart = "multipart" in transfers
         answers: list[dict[str, Any]] = []
         used_multipart = False
@@ -88,10 +93,16 @@ class LfsUploads:
     def _answer(self, obj: Any, base_url: str, allow_multipart: bool) -> dict[str, Any]:
         oid = obj.get("oid") if isinstance(obj, dict) else None
         size = obj.get("size") if isinstance(obj, dict) else None
-        if not isinstance(oid, str) or not SHA256.match(oid) or not isinstance(size, int):
+        if (
+            not isinstance(size, int)
+            or isinstance(size, bool)
+            or size < 0
+            or not isinstance(oid, str)
+            or not SHA256.match(oid)
+        ):
             return {
-                "oid": str(oid),
-                "size": size if isinstance(size, int) else 0,
+                "oid": str(oid)[:100],
+                "size": 0,
                 "error": {"code": 422, "message": "oid must be a sha256 hex digest, size an int"},
             }
         if self.store.has_blob(oid, size):
@@ -178,12 +189,12 @@ class LfsUploads:
         if payload.get("oid") != session.oid or not isinstance(parts, list):
             raise HubBadRequestError(
                 f"Multipart completion needs oid {session.oid!r} and a list of parts, got"
-                f" oid={payload.get('oid')!r}."
+                f" oid={payload.get('oid')!r:.100}."
             )
         numbers = [p.get("partNumber") for p in parts if isinstance(p, dict)]
         if sorted(n for n in numbers if isinstance(n, int)) != list(range(1, expected + 1)):
             raise HubBadRequestError(
-                f"Multipart completion lists parts {numbers!r}, expected 1..{expected}: upload"
+                f"Multipart completion lists parts {numbers!r:.200}, expected 1..{expected}: upload"
                 " every part, then complete."
             )
         tmp = self.store.new_temp_path()
@@ -219,7 +230,12 @@ class LfsUploads:
 
     def verify(self, payload: Mapping[str, Any]) -> None:
         oid, size = payload.get("oid"), payload.get("size")
-        valid = isinstance(oid, str) and SHA256.match(oid) and isinstance(size, int)
+        valid = (
+            isinstance(oid, str)
+            and SHA256.match(oid)
+            and isinstance(size, int)
+            and not isinstance(size, bool)
+        )
         if not valid or not self.store.has_blob(str(oid), size):
             raise HubEntryNotFoundError(
                 f"LFS object {oid!r} of size {size!r} is not stored: the upload did not"

@@ -220,9 +220,24 @@ def validate_path(path: str) -> str:
     return cleaned
 
 
-def ref_name(revision: str) -> str:
-    """The full ref name of a branch-like revision (``main`` -> ``refs/heads/main``)."""
-    return revision if revision.startswith("refs/") else f"refs/heads/{revision}"
+DEFAULT_REF = "refs/heads/main"
+
+
+def ref_in_namespace(name: str, prefix: str, what: str) -> str:
+    """The full ref of a branch (``prefix="refs/heads/"``) or tag named short or in full.
+
+    Branches and tags are separate name spaces: a full name from another one
+    (``refs/tags/v1`` given as a branch) is refused rather than resolved.
+    """
+    if name.startswith(prefix):
+        name = name[len(prefix) :]
+    elif name.startswith("refs/"):
+        raise HubBadRequestError(
+            f"{name!r} is not a {what}: name a {what} as 'name' or '{prefix}name'."
+        )
+    if not name:
+        raise HubBadRequestError(f"The {what} name is empty.")
+    return prefix + name
 
 
 def validate_branch_name(name: str) -> str:

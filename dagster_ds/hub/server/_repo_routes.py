@@ -5,12 +5,11 @@ List, create, delete, settings, info (at a revision), refs, history, branches an
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from dagster_ds.hub.server._cards import card_data, front_matter_errors
+from dagster_ds.hub.server._cards import front_matter_errors
 from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubConflictError,
@@ -19,7 +18,14 @@ from dagster_ds.hub.server._errors import (
 )
 from dagster_ds.hub.server._http import INVALID_CREDENTIALS, Call, Route, logger, route
 from dagster_ds.hub.server._lfs_rules import DEFAULT_GITATTRIBUTES
-from dagster_ds.hub.server._objects import Commit, RepoId, ref_name, validate_branch_name
+from dagster_ds.hub.server._objects import (
+    DEFAULT_REF,
+    Commit,
+    RepoId,
+    ref_in_namespace,
+    validate_branch_name,
+)
+from dagster_ds.hub.server._payload import boolean, json_object, text
 from dagster_ds.hub.server._store import new_initial_commit
 
 _CARD_MAX_BYTES = 1 << 20
@@ -27,17 +33,7 @@ _CARD_MAX_BYTES = 1 << 20
 
 def json_body(call: Call) -> dict[str, Any]:
     """The request's JSON object body ({} when empty)."""
-    if not call.body.strip():
-        return {}
-    try:
-        data = json.loads(call.body)
-    except ValueError as e:
-        raise HubBadRequestError(
-            f"Request body is not JSON: {call.body[:200]!r}. Send a JSON object."
-        ) from e
-    if not isinstance(data, dict):
-        raise HubBadRequestError(f"Request body must be a JSON object, got {data!r:.200}.")
-    return data
+    return json_object(call.body, f"The body of {call.request.method} {call.request.url.path}")
 
 
 def repo_url(call: Call, repo: RepoId) -> str:
@@ -72,30 +68,34 @@ def whoami(call: Call) -> Response:
 
 
 def validate_yaml(call: Call) -> Response:
-    content = json_body(call).get("content", "")
-    errors = front_matter_errors(str(content))
+    content = text(json_body(call), "content", "validate-yaml", default="") or ""
+    errors = front_matter_errors(content)
     body = {"errors": [{"message": m} for m in errors], "warnings": []}
     if errors:
         body["error"] = errors[0]
-    return JSONResponse(body, status_code=400 if errors else 200)
+    if not errors:
+        return JSONResponse(body)
+    return JSONResponse(body, status_code=400, headers={"X-Error-Message": "Invalid YAML"})
 
 
 # ------------------------------------------------------------- repositories
 
 
 def _repo_from_payload(call: Call, payload: dict[str, Any]) -> RepoId:
-    name = payload.get("name")
-    if not isinstance(name, str) or not name:
-        raise HubBadRequestError(f"Missing repo 'name' in {payload!r}: pass repo_id='user/name'.")
-    namespace = payload.get("organization") or call.hub.settings.user
-    return RepoId.parse(payload.get("type"), str(namespace), name)
+    what = "Repository request"
+    name = text(payload, "name", what)
+    if not name:
+        raise HubBadRequestError(
+            f"Missing repo 'name' in {payload!r:.200}: pass repo_id='user/name'."
+        )
+    namespace = text(payload, "organization", what) or call.hub.settings.user
+    return RepoId.parse(text(payload, "type", what), namespace, name)
 
 
 def create_repo(call: Call) -> Response:
     payload = json_body(call)
     repo = _repo_from_payload(call, payload)
-    visibility = payload.get("visibility")
-    private = visibility == "private" if visibility is not None else bool(payload.get("private"))
+    private = _private(payload, "create_repo")
     url = repo_url(call, repo)
     initial = new_initial_commit(call.hub.settings.user, DEFAULT_GITATTRIBUTES, call.store)
     try:
@@ -117,16 +117,31 @@ def delete_repo(call: Call) -> Response:
     return Response(status_code=200)
 
 
+def _private(payload: dict[str, Any], what: str) -> bool:
+    visibility = text(payload, "visibility", what)
+    if visibility is not None:
+        if visibility not in ("private", "public"):
+            raise HubBadRequestError(
+                f"{what}: 'visibility' must be 'private' or 'public', got {visibility!r:.80}."
+            )
+        return visibility == "private"
+    return boolean(payload, "private", what)
+
+
 def update_settings(call: Call) -> Response:
     repo, _ = call.readable_repo()
     payload = json_body(call)
     changes: dict[str, Any] = {}
-    if "visibility" in payload:
-        changes["private"] = payload["visibility"] == "private"
-    elif "private" in payload:
-        changes["private"] = bool(payload["private"])
+    if "visibility" in payload or "private" in payload:
+        changes["private"] = _private(payload, "update_repo_settings")
     if "gated" in payload:
-        changes["gated"] = payload["gated"]
+        gated = payload["gated"]
+        if gated not in (False, "auto", "manual"):
+            raise HubBadRequestError(
+                "update_repo_settings: 'gated' must be false, 'auto' or 'manual', got"
+                f" {gated!r:.80}."
+            )
+        changes["gated"] = gated
     call.store.update_repo_meta(repo, changes)
     return JSONResponse({})
 
@@ -156,7 +171,8 @@ def list_repos(call: Call) -> Response:
     query = call.request.query_params
     author = query.get("author")
     searches = [s.lower() for s in query.getlist("search")]
-    limit = int(query["limit"]) if query.get("limit", "").isdigit() else None
+    limit_text = query.get("limit", "")
+    limit = int(limit_text) if limit_text.isdigit() and len(limit_text) < 10 else None
     out = []
     for repo in call.store.list_repos(call.params["type"]):
         if (author and repo.namespace != author) or any(s not in repo.id.lower() for s in searches):
@@ -189,8 +205,8 @@ def repo_info(call: Call) -> Response:
     info["usedStorage"] = sum(entry.size for entry in commit.files.values())
     readme = commit.files.get("README.md")
     if readme is not None and readme.size <= _CARD_MAX_BYTES:
-        text = call.store.blob_path(readme.sha256).read_bytes().decode("utf-8", errors="replace")
-        card = card_data(text)
+        blob = call.store.blob_path(readme.sha256)
+        card = call.hub.cards.card(readme.sha256, blob.read_bytes)
         if card is not None:
             info["cardData"] = card
     expand = call.request.query_params.getlist("expand") + call.request.query_params.getlist(
@@ -254,29 +270,31 @@ def create_branch(call: Call) -> Response:
     repo, _ = call.readable_repo()
     branch = validate_branch_name(call.params["path"])
     payload = json_body(call)
-    if payload.get("emptyBranch"):
+    if boolean(payload, "emptyBranch", "create_branch"):
         raise HubBadRequestError(
             "Empty branches are not supported by this local Hub: create the branch from a"
             " revision instead."
         )
-    start = _resolve_start(call, repo, payload.get("startingPoint"))
+    start = _resolve_start(call, repo, text(payload, "startingPoint", "create_branch"))
     _set_new_ref(call, repo, f"refs/heads/{branch}", start.id, f"Branch {branch!r}")
     return JSONResponse({})
 
 
 def delete_branch(call: Call) -> Response:
     repo, _ = call.readable_repo()
-    branch = call.params["path"]
-    if branch == "main":
-        raise HubBadRequestError("Cannot delete the 'main' branch: delete the repo instead.")
-    _delete_ref(call, repo, ref_name(branch), f"Branch {branch!r}")
+    ref = ref_in_namespace(call.params["path"], "refs/heads/", "branch")
+    if ref == DEFAULT_REF:
+        raise HubBadRequestError(
+            f"Cannot delete the default branch {call.params['path']!r}: delete the repo instead."
+        )
+    _delete_ref(call, repo, ref, f"Branch {call.params['path']!r}")
     return JSONResponse({})
 
 
 def create_tag(call: Call) -> Response:
     repo, _ = call.readable_repo()
     payload = json_body(call)
-    tag = validate_branch_name(str(payload.get("tag", "")))
+    tag = validate_branch_name(text(payload, "tag", "create_tag", default="") or "")
     start = _resolve_start(call, repo, call.params["rev"])
     _set_new_ref(call, repo, f"refs/tags/{tag}", start.id, f"Tag {tag!r}")
     return JSONResponse({})
@@ -285,7 +303,7 @@ def create_tag(call: Call) -> Response:
 def delete_tag(call: Call) -> Response:
     repo, _ = call.readable_repo()
     tag = call.params["path"]
-    _delete_ref(call, repo, f"refs/tags/{tag}", f"Tag {tag!r}")
+    _delete_ref(call, repo, ref_in_namespace(tag, "refs/tags/", "tag"), f"Tag {tag!r}")
     return JSONResponse({})
 
 

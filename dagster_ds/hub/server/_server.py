@@ -162,7 +162,9 @@ class LocalHubServer:
             self._data_dir = Path(tempfile.mkdtemp(prefix="dagster-ds-hub-"))
         app = create_hub_app(self._data_dir, token=self._token, **self._options)
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are
+        # TCP, and without it every response on a kept-alive connection waits 40 ms (Nagle).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((self.host, self._requested_port))

@@ -35,12 +35,20 @@ from typing import Any
 from filelock import FileLock
 
 from dagster_ds.hub.server._errors import (
+    HubBadRequestError,
     HubConflictError,
     HubDataDirError,
     HubRepositoryNotFoundError,
     HubRevisionNotFoundError,
 )
-from dagster_ds.hub.server._objects import COMMIT_ID, Commit, FileEntry, RepoId, now_iso
+from dagster_ds.hub.server._objects import (
+    COMMIT_ID,
+    DEFAULT_REF,
+    Commit,
+    FileEntry,
+    RepoId,
+    now_iso,
+)
 
 _FORMAT = "dagster_ds.testing.hub/1"
 _COMMIT_CACHE_SIZE = 4096
@@ -262,6 +270,11 @@ class HubStore:
         """
         with self.locked(repo):
             new_refs = change(self.refs(repo))
+            if DEFAULT_REF not in new_refs:
+                raise HubBadRequestError(
+                    f"The default branch {DEFAULT_REF!r} of the {repo.describe()} cannot be"
+                    " removed: delete the repo instead."
+                )
             self._write_json(self._repo_dir(repo) / "refs.json", new_refs)
         return new_refs
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from dagster_ds.hub.server._errors import HubBadRequestError
 from dagster_ds.hub.server._http import Call, Route, logger, route
 from dagster_ds.hub.server._lfs_rules import upload_mode
 from dagster_ds.hub.server._objects import RepoId, validate_path
+from dagster_ds.hub.server._payload import integer, json_object, text
 from dagster_ds.hub.server._repo_routes import json_body, repo_url
 
 _LFS_JSON = "application/vnd.git-lfs+json"
@@ -32,7 +32,7 @@ def preupload(call: Call) -> Response:
     repo, _ = call.readable_repo()
     _, commit = call.store.resolve(repo, call.params["rev"])
     files = json_body(call).get("files")
-    if not isinstance(files, list):
+    if not isinstance(files, list) or not files:
         raise HubBadRequestError(
             "preupload needs {'files': [{'path', 'sample', 'size'}, ...]}, as create_commit sends."
         )
@@ -44,14 +44,15 @@ def preupload(call: Call) -> Response:
     for item in files:
         if not isinstance(item, dict):
             raise HubBadRequestError(f"preupload file entry {item!r} is not an object.")
-        path = validate_path(str(item.get("path", "")))
+        what = "preupload file entry"
+        path = validate_path(text(item, "path", what, default="") or "")
         try:
-            sample = base64.b64decode(item.get("sample") or "", validate=True)
+            sample = base64.b64decode(text(item, "sample", what, default="") or "", validate=True)
         except (binascii.Error, ValueError) as e:
             raise HubBadRequestError(f"preupload sample of {path!r} is not base64.") from e
         mode = upload_mode(
             path=path,
-            size=int(item.get("size", 0)),
+            size=integer(item, "size", what, default=0) or 0,
             sample=sample,
             gitattributes=gitattributes,
             lfs_threshold=call.hub.settings.lfs_threshold,
@@ -151,10 +152,7 @@ async def lfs_upload_part(call: Call) -> Response:
 def lfs_complete_multipart(call: Call) -> Response:
     lfs = call.hub.lfs
     session = lfs.session(call.params["session"])
-    try:
-        payload = json.loads(call.body)
-    except ValueError as e:
-        raise HubBadRequestError("Multipart completion body is not JSON.") from e
+    payload = json_object(call.body, "Multipart completion body")
     lfs.complete_multipart(session, payload)
     return JSONResponse({"success": True})
 
