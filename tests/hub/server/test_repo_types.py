@@ -11,8 +11,9 @@ TYPES = ["model", "dataset", "space"]
 @pytest.mark.parametrize("repo_type", TYPES)
 def test_every_repo_type_uploads_lfs_and_downloads(repo_type, hub_api: HfApi, hf_cache: Path):
     repo = f"user/{repo_type}-demo"
-    extra = {"space_sdk": "static"} if repo_type == "space" else {}
-    hub_api.create_repo(repo, repo_type=repo_type, **extra)
+    hub_api.create_repo(
+        repo, repo_type=repo_type, space_sdk="static" if repo_type == "space" else None
+    )
     hub_api.create_commit(
         repo,
         [
@@ -29,7 +30,7 @@ def test_every_repo_type_uploads_lfs_and_downloads(repo_type, hub_api: HfApi, hf
     )
     assert (Path(folder) / "docs" / "notes.txt").read_bytes() == b"hello"
     info = hub_api.repo_info(repo, repo_type=repo_type, files_metadata=True)
-    files = {s.rfilename: s for s in info.siblings or []}
+    files = {s.rfilename: s for s in getattr(info, "siblings", None) or []}
     assert files["weights.bin"].lfs is not None
     assert files["docs/notes.txt"].lfs is None
     paths = [e.path for e in hub_api.list_repo_tree(repo, repo_type=repo_type, recursive=True)]
