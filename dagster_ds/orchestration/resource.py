@@ -17,7 +17,6 @@ file lock, so two splits pushed concurrently never race on the dataset card.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from filelock import FileLock
 from pydantic import Field, PrivateAttr
 
 from dagster_ds.errors import DatasetAssetDefinitionError
+from dagster_ds.hub._client import LOCAL_HUB_TOKEN, disable_xet_and_telemetry, is_valid_repo_id
 from dagster_ds.hub.server import LocalHubServer
 
 if TYPE_CHECKING:
@@ -39,9 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["HubResource", "HubTarget"]
 
 HUB_ENDPOINT = "https://huggingface.co"
-# The embedded server accepts any token; the client still wants one to create repos.
-_LOCAL_TOKEN = "dagster-ds-local-hub"
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$|^[A-Za-z0-9][\w.-]*$")
 
 
 @dataclass(frozen=True)
@@ -67,10 +64,11 @@ class HubTarget:
     private: bool | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.repo_id, str) or not _REPO_ID.match(self.repo_id):
+        if not is_valid_repo_id(self.repo_id):
             raise DatasetAssetDefinitionError(
                 f"push_to_hub repo id {self.repo_id!r} is not valid: use 'namespace/name' with"
-                " letters, digits, '-', '_' and '.'."
+                " letters, digits, '-', '_' and '.' (at most 96 characters each, no '--' or"
+                " '..', not starting or ending with '-' or '.')."
             )
 
     def describe(self) -> str:
@@ -182,7 +180,7 @@ class HubResource(dg.ConfigurableResource):
 
     def client_token(self) -> str | None:
         """The token to give ``huggingface_hub`` (a placeholder for the embedded Hub)."""
-        return _LOCAL_TOKEN if self.is_embedded else self.token
+        return LOCAL_HUB_TOKEN if self.is_embedded else self.token
 
     def repo_url(self, repo_id: str) -> str:
         """The web URL of a dataset repository on this Hub."""
@@ -222,20 +220,6 @@ class HubResource(dg.ConfigurableResource):
         os.makedirs(folder, exist_ok=True)
         with FileLock(os.path.join(folder, repo_id.replace("/", "--") + ".lock")):
             yield
-
-
-def disable_xet_and_telemetry() -> None:
-    """Keep ``huggingface_hub`` off Xet and telemetry, now and in subprocesses.
-
-    Both are read at import time, so the variables are set for later imports
-    and the already-imported constants are patched.
-    """
-    os.environ["HF_HUB_DISABLE_XET"] = "1"
-    os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
-    from huggingface_hub import constants
-
-    constants.HF_HUB_DISABLE_XET = True
-    constants.HF_HUB_DISABLE_TELEMETRY = True
 
 
 def _default_data_dir(context: dg.InitResourceContext) -> str:

@@ -3,20 +3,24 @@
 The payload ``create_commit`` sends is one JSON object per line: a ``header``
 (summary, description, optional ``parentCommit``), then ``file`` (base64 content),
 ``lfsFile`` (sha256 of content uploaded through the LFS API), ``deletedFile`` and
-``deletedFolder`` operations, applied in order.
+``deletedFolder`` operations, applied in order. The payload is read line by line
+from the file it was streamed to, and each regular file's content goes to the
+blob store as soon as its line is read, so memory holds one line at a time.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubEntryNotFoundError,
+    HubPayloadTooLargeError,
     HubStaleParentError,
 )
 from dagster_ds.hub.server._objects import SHA256, Commit, FileEntry, RepoId, validate_path
@@ -27,7 +31,7 @@ from dagster_ds.hub.server._store import HubStore
 @dataclass(frozen=True)
 class AddRegular:
     path: str
-    content: bytes
+    entry: FileEntry
 
 
 @dataclass(frozen=True)
@@ -78,10 +82,20 @@ def _field(value: Mapping[str, Any], key: str, line_no: int) -> str:
     return found
 
 
-def parse_commit_payload(body: bytes) -> CommitRequest:
-    """Parse an NDJSON commit payload (header line first, then one operation per line)."""
+def parse_commit_payload(
+    lines: Iterable[bytes], store: HubStore, repo: RepoId, *, max_line: int
+) -> CommitRequest:
+    """Parse an NDJSON commit payload (header line first, then one operation per line).
+
+    Regular files' contents are stored for ``repo`` as their lines are read.
+    """
     request: CommitRequest | None = None
-    for line_no, raw in enumerate(body.splitlines(), start=1):
+    for line_no, raw in enumerate(lines, start=1):
+        if len(raw) > max_line:
+            raise HubPayloadTooLargeError(
+                f"Commit payload line {line_no} is longer than {max_line} bytes: upload large"
+                " files through LFS (preupload answers 'lfs' for them)."
+            )
         if not raw.strip():
             continue
         what = f"Commit payload line {line_no}"
@@ -105,7 +119,13 @@ def parse_commit_payload(body: bytes) -> CommitRequest:
                 f"Commit payload line {line_no} ({key!r}) comes before the 'header' line: the"
                 " first line must be {'key': 'header', 'value': {'summary': ...}}."
             )
-        request.operations.append(_parse_operation(key, value, line_no))
+        operation = _parse_operation(key, value, line_no)
+        if isinstance(operation, bytes | tuple):
+            path, content = operation
+            store.put_blob(content, repo)
+            request.operations.append(AddRegular(path, FileEntry.regular(content)))
+        else:
+            request.operations.append(operation)
     if request is None:
         raise HubBadRequestError(
             "Commit payload has no 'header' line: send at least"
@@ -116,20 +136,30 @@ def parse_commit_payload(body: bytes) -> CommitRequest:
     return request
 
 
-def _parse_operation(key: str, value: Mapping[str, Any], line_no: int) -> Operation:
+def read_lines(path: Path, max_line: int) -> Iterator[bytes]:
+    """The lines of ``path``, none longer than ``max_line`` + 1 bytes in memory."""
+    with open(path, "rb") as f:
+        while line := f.readline(max_line + 1):
+            yield line
+
+
+def _parse_operation(
+    key: str, value: Mapping[str, Any], line_no: int
+) -> Operation | tuple[str, bytes]:
+    """The operation of one line; a regular file is ``(path, content)`` until it is stored."""
     if key == "file":
         path = validate_path(_field(value, "path", line_no))
         encoding = text(value, "encoding", f"Commit payload line {line_no}", default="base64")
         content = text(value, "content", f"Commit payload line {line_no}", default="") or ""
         if encoding == "base64":
             try:
-                return AddRegular(path, base64.b64decode(content, validate=True))
+                return path, base64.b64decode(content, validate=True)
             except (binascii.Error, ValueError, TypeError) as e:
                 raise HubBadRequestError(
                     f"Commit payload line {line_no}: content of {path!r} is not valid base64."
                 ) from e
         if encoding in ("utf-8", "utf8"):
-            return AddRegular(path, content.encode())
+            return path, content.encode()
         raise HubBadRequestError(
             f"Commit payload line {line_no}: unknown encoding {encoding!r} for {path!r};"
             " use 'base64'."
@@ -149,6 +179,12 @@ def _parse_operation(key: str, value: Mapping[str, Any], line_no: int) -> Operat
         return DeleteFile(validate_path(_field(value, "path", line_no)))
     if key == "deletedFolder":
         folder = _field(value, "path", line_no).rstrip("/")
+        if not folder:
+            raise HubBadRequestError(
+                f"Commit payload line {line_no}: deleting the folder {folder or '/'!r} would"
+                " delete the whole repository, .gitattributes included; delete the files you"
+                " mean, or the repository."
+            )
         return DeleteFolder(validate_path(folder))
     raise HubBadRequestError(
         f"Commit payload line {line_no}: unknown operation {key!r}; this server understands"
@@ -157,54 +193,81 @@ def _parse_operation(key: str, value: Mapping[str, Any], line_no: int) -> Operat
 
 
 def apply_operations(
-    store: HubStore, files: Mapping[str, FileEntry], operations: list[Operation]
-) -> dict[str, FileEntry]:
-    """The file tree after ``operations``; writes regular files' blobs to the store."""
-    tree = dict(files)
+    store: HubStore, repo: RepoId, head: Commit, operations: list[Operation]
+) -> dict[str, FileEntry | None]:
+    """The changes ``operations`` make to ``head``: path -> new entry, or None if deleted."""
+    changes: dict[str, FileEntry | None] = {}
+    files = head.files
+
+    def current(path: str) -> FileEntry | None:
+        return changes[path] if path in changes else files.get(path)
+
     for op in operations:
         match op:
-            case AddRegular(path, content):
-                store.put_blob(content)
-                tree[path] = FileEntry.regular(content)
+            case AddRegular(path, entry):
+                changes[path] = entry
             case AddLfs(path, sha256, size):
-                if not store.has_blob(sha256, size):
+                if not store.has_blob(sha256, size) or not store.repo_has_object(repo, sha256):
                     raise HubBadRequestError(
-                        f"LFS object {sha256!r} for {path!r} was never uploaded (or its size is"
-                        f" not {size!r}): upload it through the LFS batch API first, as"
-                        " create_commit/preupload_lfs_files do."
+                        f"LFS object {sha256!r} for {path!r} was never uploaded to this"
+                        f" repository (or its size is not {size!r}): upload it through the LFS"
+                        " batch API first, as create_commit/preupload_lfs_files do."
                     )
                 actual = store.blob_path(sha256).stat().st_size
-                tree[path] = FileEntry.large(sha256, actual)
+                changes[path] = FileEntry.large(sha256, actual)
             case DeleteFile(path):
-                if path not in tree:
+                if current(path) is None:
                     raise HubEntryNotFoundError(
                         f"A file with this name doesn't exist: {path!r}. To delete a folder,"
                         " use delete_folder or a path ending with '/'."
                     )
-                del tree[path]
+                changes[path] = None
             case DeleteFolder(folder):
-                doomed = [p for p in tree if not folder or p.startswith(folder + "/")]
+                prefix = folder + "/"
+                doomed = {p for p in files if p.startswith(prefix)}
+                doomed |= {p for p, e in changes.items() if e is not None and p.startswith(prefix)}
+                doomed = {p for p in doomed if current(p) is not None}
                 if not doomed:
                     raise HubEntryNotFoundError(
                         f"A folder with this name doesn't exist: {folder!r}. List the repo with"
                         " list_repo_tree to see its folders."
                     )
-                for path in doomed:
-                    del tree[path]
-    _check_no_file_folder_clash(tree)
-    return tree
+                changes.update(dict.fromkeys(doomed))
+    _check_no_file_folder_clash(head, changes)
+    return changes
 
 
-def _check_no_file_folder_clash(tree: Mapping[str, FileEntry]) -> None:
-    for path in tree:
+def _check_no_file_folder_clash(head: Commit, changes: Mapping[str, FileEntry | None]) -> None:
+    """No added file may sit where a folder is, or under a path that is a file (O(changes))."""
+    files = head.files
+
+    def exists(path: str) -> bool:
+        return changes[path] is not None if path in changes else path in files
+
+    added = [path for path, entry in changes.items() if entry is not None]
+    folders_added = {"/".join(p.split("/")[:i]) for p in added for i in range(1, p.count("/") + 1)}
+    for path in added:
         parts = path.split("/")
         for i in range(1, len(parts)):
             prefix = "/".join(parts[:i])
-            if prefix in tree:
+            if exists(prefix):
                 raise HubBadRequestError(
                     f"Path {path!r} needs a folder {prefix!r}, but {prefix!r} is a file in this"
                     " commit: delete or rename one of them."
                 )
+    for folder in folders_added:
+        if folder in changes and changes[folder] is not None:
+            raise HubBadRequestError(
+                f"{folder!r} is both a file and a folder in this commit: rename one of them."
+            )
+    # A new file where the parent tree has a folder.
+    for path in added:
+        prefix = path + "/"
+        if path in head.folders and any(p.startswith(prefix) and exists(p) for p in files):
+            raise HubBadRequestError(
+                f"Path {path!r} is a folder in this repository: delete it first or pick another"
+                " name."
+            )
 
 
 def make_commit(
@@ -235,10 +298,10 @@ def make_commit(
                 f" more (it is {head.id!r}): someone committed in between. Fetch the new head"
                 " with repo_info and retry."
             )
-        files = apply_operations(store, head.files, request.operations)
+        changes = apply_operations(store, repo, head, request.operations)
         commit = Commit.create(
-            parents=(head.id,),
-            files=files,
+            parent=head,
+            changes=changes,
             title=request.summary,
             message=request.description,
             author=author,

@@ -151,7 +151,13 @@ async def resolve(call: Call) -> Response:
 
 ROUTES: list[Route] = [
     route("GET", "api/{types}/{namespace}/{name}/tree/{rev}/{path*}", tree),
-    route("POST", "api/{types}/{namespace}/{name}/paths-info/{rev}", get_paths_info),
+    route(
+        "POST",
+        "api/{types}/{namespace}/{name}/paths-info/{rev}",
+        get_paths_info,
+        write=False,
+        form=True,
+    ),
     route("GET HEAD", "{types}/{namespace}/{name}/resolve/{rev}/{path*}", resolve),
     route("GET HEAD", "{namespace}/{name}/resolve/{rev}/{path*}", resolve),
 ]

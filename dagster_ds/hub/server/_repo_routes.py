@@ -99,7 +99,9 @@ def create_repo(call: Call) -> Response:
     url = repo_url(call, repo)
     initial = new_initial_commit(call.hub.settings.user, DEFAULT_GITATTRIBUTES, call.store)
     try:
-        meta = call.store.create_repo(repo, private=private, initial=initial)
+        meta = call.store.create_repo(
+            repo, private=private, initial=initial, contents=[DEFAULT_GITATTRIBUTES]
+        )
     except HubConflictError as e:
         return JSONResponse(
             {"error": f"You already created this {repo.type} repo: {e}", "url": url},
@@ -334,7 +336,7 @@ API = "api/{types}/{namespace}/{name}"
 
 ROUTES: list[Route] = [
     route("GET", "api/whoami-v2", whoami),
-    route("POST", "api/validate-yaml", validate_yaml),
+    route("POST", "api/validate-yaml", validate_yaml, write=False),
     route("POST", "api/repos/create", create_repo),
     route("DELETE", "api/repos/delete", delete_repo),
     route("GET", "api/{types}", list_repos),

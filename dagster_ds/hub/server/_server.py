@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import logging
 import shutil
 import socket
 import tempfile
@@ -10,12 +12,24 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import uvicorn
 
 from dagster_ds.hub.server._app import create_hub_app
 from dagster_ds.hub.server._errors import LocalHubStartError
+from dagster_ds.hub.server._settings import LOOPBACK_HOSTS
+
+logger = logging.getLogger("dagster_ds.hub.server")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class LocalHubServer:
@@ -53,6 +67,11 @@ class LocalHubServer:
         multipart_threshold: LFS files larger than this are uploaded in parts.
         multipart_chunk_size: Size of each part.
         access_log: Log one line per request (method, path, status; no headers).
+        **limits: The limits of `create_hub_app` (body sizes, LFS caps, timeouts).
+
+    Raises:
+        LocalHubStartError: ``token`` is empty, or ``host`` is not a loopback
+            address and no token is set.
 
     Example:
         >>> from huggingface_hub import HfApi
@@ -75,7 +94,18 @@ class LocalHubServer:
         multipart_threshold: int = 64 * 1024 * 1024,
         multipart_chunk_size: int = 16 * 1024 * 1024,
         access_log: bool = False,
+        **limits: Any,
     ) -> None:
+        if token is not None and not token.strip():
+            raise LocalHubStartError(
+                "The local Hub token is empty: pass a real token, or token=None for any-token"
+                " mode (which still needs *a* token for writes and private reads)."
+            )
+        if not _is_loopback(host) and token is None:
+            raise LocalHubStartError(
+                f"Listening on {host!r} exposes the local Hub beyond this machine: set a token"
+                " (token=... or $DAGSTER_DS_HUB_TOKEN), or listen on 127.0.0.1."
+            )
         self._owns_data_dir = data_dir is None
         self._data_dir = Path(data_dir) if data_dir is not None else None
         self._requested_port = port
@@ -86,6 +116,7 @@ class LocalHubServer:
             "lfs_threshold": lfs_threshold,
             "multipart_threshold": multipart_threshold,
             "multipart_chunk_size": multipart_chunk_size,
+            **limits,
         }
         self._access_log = access_log
         self._server: uvicorn.Server | None = None
@@ -160,7 +191,19 @@ class LocalHubServer:
             return self
         if self._data_dir is None:
             self._data_dir = Path(tempfile.mkdtemp(prefix="dagster-ds-hub-"))
-        app = create_hub_app(self._data_dir, token=self._token, **self._options)
+        if not _is_loopback(self.host):
+            logger.warning(
+                "The local Hub listens on %r: it is reachable from other machines. Use it on"
+                " trusted networks only; every request needs the token.",
+                self.host,
+            )
+        options = dict(self._options)
+        hosts = options.pop("allowed_hosts", LOOPBACK_HOSTS)
+        if self.host not in hosts and self.host not in ("0.0.0.0", "::"):
+            hosts = (*hosts, self.host)
+        app = create_hub_app(
+            self._data_dir, token=self._token, allowed_hosts=tuple(hosts), **options
+        )
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are
         # TCP, and without it every response on a kept-alive connection waits 40 ms (Nagle).
@@ -185,6 +228,8 @@ class LocalHubServer:
             loop="asyncio",
             server_header=False,
             timeout_graceful_shutdown=2,
+            timeout_keep_alive=30,
+            limit_concurrency=512,
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(

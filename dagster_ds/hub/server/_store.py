@@ -10,7 +10,13 @@ Layout of the data folder::
     repos/<type>s/<namespace>/<name>/
         repo.json                         id, visibility, creation date
         refs.json                         {"refs/heads/main": <commit id>, "refs/pr/1": ...}
-        commits/<commit id>.json          the commit with its whole file tree
+        commits/<commit id>.json          the commit: its changes (every 100th: its whole tree)
+        objects/<sha256>                  empty marker: this repo may reference that blob
+
+A repository may reference only blobs it has markers for (it received their
+content), so content stored for one repository is never reachable from another;
+a blob no repository marks is deleted (when its last repository is deleted, and
+by the sweep). Markers and blobs change under one store-wide lock.
 
 Every file is written in ``tmp/``, flushed and renamed into place, so a reader
 never sees a partial file. A commit becomes visible only when ``refs.json`` is
@@ -51,24 +57,25 @@ from dagster_ds.hub.server._objects import (
 )
 
 _FORMAT = "dagster_ds.testing.hub/1"
-_COMMIT_CACHE_SIZE = 4096
-_STALE_TEMP_SECONDS = 3600
+_COMMIT_CACHE_SIZE = 256
 
 
 class HubStore:
     """The local Hub's data folder. Safe to share between threads of one server."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, stale_after: float = 300.0) -> None:
         self.root = Path(root).resolve()
+        self.stale_after = stale_after
         self._check_or_initialise()
         self.tmp_dir = self.root / "tmp"
         self.uploads_dir = self.root / "uploads"
         for folder in (self.tmp_dir, self.uploads_dir, self.root / "blobs", self.root / "repos"):
             folder.mkdir(parents=True, exist_ok=True)
-        self._drop_stale_temp_files()
+        self._blob_thread_lock = threading.RLock()
         self._commit_cache: dict[tuple[RepoId, str], Commit] = {}
         self._cache_lock = threading.Lock()
         self._held = threading.local()
+        self.sweep()
 
     def _check_or_initialise(self) -> None:
         marker = self.root / "hub.json"
@@ -97,9 +104,13 @@ class HubStore:
             marker, json.dumps({"format": _FORMAT}).encode(), tmp_dir=self.root / "tmp"
         )
 
-    def _drop_stale_temp_files(self) -> None:
-        """Remove what killed writers left in ``tmp/`` (old enough not to be in flight)."""
-        cutoff = time.time() - _STALE_TEMP_SECONDS
+    def sweep(self) -> None:
+        """Remove what killed writers left in ``tmp/`` (unchanged for ``stale_after`` seconds).
+
+        Other servers may share the folder, so only files idle long enough not to
+        be in flight are removed.
+        """
+        cutoff = time.time() - self.stale_after
         for path in self.tmp_dir.iterdir():
             with contextlib.suppress(OSError):
                 if path.lstat().st_mtime < cutoff:
@@ -134,6 +145,42 @@ class HubStore:
     def blob_path(self, sha256: str) -> Path:
         return self.root / "blobs" / sha256[:2] / sha256
 
+    @contextlib.contextmanager
+    def blobs_locked(self) -> Iterator[None]:
+        """Hold the store-wide lock on blobs and markers (threads and processes)."""
+        lock_path = self.root / "locks" / "blobs.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._blob_thread_lock, FileLock(str(lock_path)):
+            yield
+
+    def _marker(self, repo: RepoId, sha256: str) -> Path:
+        return self._repo_dir(repo) / "objects" / sha256
+
+    def repo_has_object(self, repo: RepoId, sha256: str) -> bool:
+        """Whether ``repo`` received the content ``sha256`` (and so may reference it)."""
+        return self._marker(repo, sha256).exists()
+
+    def _mark(self, repo: RepoId, sha256: str) -> None:
+        marker = self._marker(repo, sha256)
+        if not marker.exists():
+            if not marker.parent.parent.is_dir():
+                raise self._not_found(repo)
+            marker.parent.mkdir(exist_ok=True)
+            marker.touch()
+
+    def collect_blobs(self, candidates: set[str] | None = None) -> int:
+        """Delete blobs no repository marks (only ``candidates`` if given); returns how many."""
+        deleted = 0
+        with self.blobs_locked():
+            marked = {m.name for m in (self.root / "repos").glob("*/*/*/objects/*")}
+            if candidates is None:
+                candidates = {b.name for b in (self.root / "blobs").glob("*/*")}
+            for sha256 in candidates - marked:
+                with contextlib.suppress(FileNotFoundError):
+                    self.blob_path(sha256).unlink()
+                    deleted += 1
+        return deleted
+
     def has_blob(self, sha256: str, size: int | None = None) -> bool:
         try:
             found = self.blob_path(sha256).stat().st_size
@@ -141,20 +188,27 @@ class HubStore:
             return False
         return size is None or found == size
 
-    def put_blob(self, content: bytes) -> str:
-        """Store ``content`` (if new) and return its sha256."""
+    def put_blob(self, content: bytes, repo: RepoId) -> str:
+        """Store ``content`` (if new) for ``repo`` and return its sha256."""
         sha256 = hashlib.sha256(content).hexdigest()
-        if not self.has_blob(sha256, len(content)):
-            self._write_atomic(self.blob_path(sha256), content)
+        with self.blobs_locked():
+            self._mark(repo, sha256)
+            if not self.has_blob(sha256, len(content)):
+                self._write_atomic(self.blob_path(sha256), content)
         return sha256
 
-    def adopt_blob(self, tmp_file: Path, sha256: str) -> None:
-        """Move a complete, verified file from ``tmp/`` into the blob store."""
+    def adopt_blob(self, tmp_file: Path, sha256: str, repo: RepoId) -> None:
+        """Move a complete, verified file from ``tmp/`` into the blob store, for ``repo``."""
         with open(tmp_file, "rb+") as f:
             os.fsync(f.fileno())
         target = self.blob_path(sha256)
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp_file, target)
+        with self.blobs_locked():
+            self._mark(repo, sha256)
+            if self.has_blob(sha256):
+                tmp_file.unlink(missing_ok=True)  # stored already (for another repo)
+            else:
+                os.replace(tmp_file, target)
 
     # ----------------------------------------------------------------- repos
 
@@ -177,8 +231,10 @@ class HubStore:
             finally:
                 held.discard(repo)
 
-    def create_repo(self, repo: RepoId, *, private: bool, initial: Commit) -> dict[str, Any]:
-        """Create a repository whose ``main`` branch points at ``initial``."""
+    def create_repo(
+        self, repo: RepoId, *, private: bool, initial: Commit, contents: list[bytes]
+    ) -> dict[str, Any]:
+        """Create a repository whose ``main`` branch points at ``initial`` (files: ``contents``)."""
         final = self._repo_dir(repo)
         if final.exists():
             raise HubConflictError(
@@ -198,8 +254,15 @@ class HubStore:
             (staging / "repo.json").write_text(json.dumps(meta, indent=1))
             (staging / "refs.json").write_text(json.dumps({"refs/heads/main": initial.id}))
             (staging / "commits" / f"{initial.id}.json").write_text(json.dumps(initial.to_json()))
+            (staging / "objects").mkdir()
+            for entry in initial.files.values():
+                (staging / "objects" / entry.sha256).touch()
             final.parent.mkdir(parents=True, exist_ok=True)
-            with self.locked(repo):
+            with self.locked(repo), self.blobs_locked():
+                for content in contents:
+                    sha256 = hashlib.sha256(content).hexdigest()
+                    if not self.has_blob(sha256, len(content)):
+                        self._write_atomic(self.blob_path(sha256), content)
                 try:
                     os.rename(staging, final)
                 except OSError as e:
@@ -219,7 +282,9 @@ class HubStore:
                 os.rename(folder, trash)
             except FileNotFoundError as e:
                 raise self._not_found(repo) from e
+        held = {marker.name for marker in (trash / "objects").glob("*")}
         shutil.rmtree(trash, ignore_errors=True)
+        self.collect_blobs(held)
         with self._cache_lock:
             for key in [key for key in self._commit_cache if key[0] == repo]:
                 del self._commit_cache[key]
@@ -293,7 +358,8 @@ class HubStore:
             return cached
         path = self._repo_dir(repo) / "commits" / f"{commit_id}.json"
         try:
-            commit = Commit.from_json(json.loads(path.read_text()))
+            data = json.loads(path.read_text())
+            commit = Commit.from_json(data, lambda parent: self.read_commit(repo, parent).files)
         except FileNotFoundError as e:
             self.repo_meta(repo)  # raises if the repo itself is missing
             raise HubRevisionNotFoundError(
@@ -324,6 +390,24 @@ class HubStore:
             f" repo_type={repo.type!r}, include_pull_requests=True)."
         )
 
+    def touched_paths(self, repo: RepoId, commit: Commit) -> set[str]:
+        """The paths ``commit`` changed against its first parent, and their folders."""
+        changes = commit.changes
+        if changes is None:  # a commit of an older store, which kept whole trees only
+            parent = self.read_commit(repo, commit.parents[0]).files if commit.parents else {}
+            changed = {
+                p
+                for p in commit.files.keys() | parent.keys()
+                if commit.files.get(p) != parent.get(p)
+            }
+        else:
+            changed = set(changes)
+        out = set(changed)
+        for path in changed:
+            parts = path.split("/")[:-1]
+            out.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        return out
+
     def history(self, repo: RepoId, head: Commit) -> Iterator[Commit]:
         """``head`` and its first-parent ancestors, newest first."""
         commit: Commit | None = head
@@ -333,11 +417,13 @@ class HubStore:
 
 
 def new_initial_commit(author: str, gitattributes: bytes, store: HubStore) -> Commit:
-    """The commit a new repository starts with: a ``.gitattributes`` file, like the Hub's."""
-    store.put_blob(gitattributes)
+    """The commit a new repository starts with: a ``.gitattributes`` file, like the Hub's.
+
+    `HubStore.create_repo` stores its blob (``contents``).
+    """
     return Commit.create(
-        parents=(),
-        files={".gitattributes": FileEntry.regular(gitattributes)},
+        parent=None,
+        changes={".gitattributes": FileEntry.regular(gitattributes)},
         title="initial commit",
         message="",
         author=author,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,6 +42,7 @@ class RawClient:
         self.token = token
         self.connection = _Connection(parts.hostname or "", parts.port, timeout=timeout)
         self.requests = 0
+        self._close_announced = False
 
     def request(
         self,
@@ -68,17 +69,34 @@ class RawClient:
         self.connection.request(method, path, body=body, headers=sent)
         response = self.connection.getresponse()
         data = response.read()
-        if socket_before is not None:
-            # A reconnect means the server closed the previous keep-alive connection.
+        closing = response.getheader("connection", "").lower() == "close"
+        if socket_before is not None and not self._close_announced and not closing:
+            # A reconnect means the server closed the previous keep-alive connection silently.
             assert self.connection.sock is socket_before, f"connection dropped before {path}"
-        assert response.getheader("connection", "").lower() != "close", (
-            f"{method} {path} -> {response.status} closed the connection"
-        )
+        self._close_announced = closing
+        if closing:
+            # Only a body the server stopped reading may end the connection.
+            assert response.status in (408, 413), f"{method} {path} -> {response.status} closed"
+            self.connection.close()
         self.requests += 1
         return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
 
     def close(self) -> None:
         self.connection.close()
+
+
+@pytest.fixture
+def raw_client() -> Iterator[Callable[..., RawClient]]:
+    """``raw_client(endpoint, token=...)``: `RawClient`s closed at the end of the test."""
+    made: list[RawClient] = []
+
+    def make(endpoint: str, token: str | None = "raw-token") -> RawClient:
+        made.append(RawClient(endpoint, token))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()
 
 
 @pytest.fixture
