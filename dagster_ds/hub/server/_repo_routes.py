@@ -332,9 +332,103 @@ def _delete_ref(call: Call, repo: RepoId, ref: str, what: str) -> None:
     call.store.update_refs(repo, remove)
 
 
+# ------------------------------------------ move, squash, duplicate, auth-check
+
+
+def move_repo(call: Call) -> Response:
+    payload = json_body(call)
+    what = "move_repo"
+    repo_type = text(payload, "type", what)
+    source = _full_repo_id(repo_type, text(payload, "fromRepo", what), "fromRepo")
+    target = _full_repo_id(repo_type, text(payload, "toRepo", what), "toRepo")
+    call.store.move_repo(source, target)
+    logger.info("%s: moved to %r", source.describe(), target.id)
+    return JSONResponse({"url": repo_url(call, target)})
+
+
+def _full_repo_id(repo_type: str | None, repo_id: str | None, key: str) -> RepoId:
+    namespace, _, name = (repo_id or "").partition("/")
+    if not namespace or not name:
+        raise HubBadRequestError(f"move_repo: {key!r} must be 'namespace/name', got {repo_id!r}.")
+    return RepoId.parse(repo_type, namespace, name)
+
+
+def super_squash(call: Call) -> Response:
+    """Replace a branch's history with one commit holding its current files."""
+    repo, _ = call.readable_repo()
+    ref = ref_in_namespace(call.params["rev"], "refs/heads/", "branch")
+    message = text(json_body(call), "message", "super_squash_history") or "Super-squash"
+    with call.store.locked(repo):
+        refs = call.store.refs(repo)
+        if ref not in refs:
+            raise HubRevisionNotFoundError(
+                f"Branch {call.params['rev']!r} does not exist in the {repo.describe()}: squash"
+                " an existing branch (list them with list_repo_refs)."
+            )
+        head = call.store.read_commit(repo, refs[ref])
+        squashed = Commit.create(
+            parent=None,
+            changes=dict(head.files),
+            title=message.split("\n", 1)[0],
+            message=message.partition("\n")[2],
+            author=call.hub.settings.user,
+        )
+        call.store.write_commit(repo, squashed)
+        call.store.update_refs(repo, lambda current: {**current, ref: squashed.id})
+    return JSONResponse({"commitId": squashed.id})
+
+
+def duplicate_repo(call: Call) -> Response:
+    """Copy a repository's main branch (files, not history) to a new repository."""
+    source, meta = call.readable_repo()
+    payload = json_body(call)
+    target_id = text(payload, "repository", "duplicate_repo") or ""
+    namespace, _, name = target_id.partition("/")
+    if not name:
+        namespace, name = call.hub.settings.user, namespace
+    target = RepoId.parse(source.type, namespace, name)
+    private = (
+        _private(payload, "duplicate_repo")
+        if "visibility" in payload
+        else bool(meta.get("private"))
+    )
+    _, head = call.store.resolve(source, "main")
+    initial = Commit.create(
+        parent=None,
+        changes=dict(head.files),
+        title=f"Duplicate from {source.id}",
+        message="",
+        author=call.hub.settings.user,
+    )
+    url = repo_url(call, target)
+    try:
+        call.store.create_repo(
+            target, private=private, initial=initial, contents=[], shared_from=source
+        )
+    except HubConflictError as e:
+        return JSONResponse(
+            {"error": f"You already created this {target.type} repo: {e}", "url": url},
+            status_code=409,
+            headers={"X-Error-Message": "Conflict"},
+        )
+    logger.info("%s: duplicated to %r", source.describe(), target.id)
+    return JSONResponse({"url": url, "filesCopyPending": False})
+
+
+def auth_check(call: Call) -> Response:
+    """200 when the caller may read (``/auth-check``) or write (``/auth-check/write``) the repo."""
+    call.readable_repo()
+    return JSONResponse({})
+
+
 API = "api/{types}/{namespace}/{name}"
 
 ROUTES: list[Route] = [
+    route("POST", "api/repos/move", move_repo),
+    route("GET", f"{API}/auth-check", auth_check),
+    route("GET", f"{API}/auth-check/write", auth_check, write=True),
+    route("POST", f"{API}/super-squash/{{rev}}", super_squash),
+    route("POST", f"{API}/duplicate", duplicate_repo),
     route("GET", "api/whoami-v2", whoami),
     route("POST", "api/validate-yaml", validate_yaml, write=False),
     route("POST", "api/repos/create", create_repo),

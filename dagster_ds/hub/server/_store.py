@@ -75,6 +75,7 @@ class HubStore:
         self._commit_cache: dict[tuple[RepoId, str], Commit] = {}
         self._cache_lock = threading.Lock()
         self._held = threading.local()
+        self._mark_older_repos()
         self.sweep()
 
     def _check_or_initialise(self) -> None:
@@ -103,6 +104,23 @@ class HubStore:
         self._write_atomic(
             marker, json.dumps({"format": _FORMAT}).encode(), tmp_dir=self.root / "tmp"
         )
+
+    def _mark_older_repos(self) -> None:
+        """Give repositories of an older store (no ``objects/``) the markers of all their blobs."""
+        for folder in (self.root / "repos").glob("*/*/*"):
+            if (folder / "objects").is_dir() or not (folder / "repo.json").is_file():
+                continue
+            staging = folder / f"objects.{uuid.uuid4().hex}"
+            staging.mkdir()
+            for commit_file in (folder / "commits").glob("*.json"):
+                data = json.loads(commit_file.read_text())
+                for entries in (data.get("files") or {}, data.get("changes") or {}):
+                    for entry in entries.values():
+                        if entry is not None:
+                            (staging / entry["sha256"]).touch()
+            with contextlib.suppress(OSError):  # another server migrated it meanwhile
+                os.rename(staging, folder / "objects")
+            shutil.rmtree(staging, ignore_errors=True)
 
     def sweep(self) -> None:
         """Remove what killed writers left in ``tmp/`` (unchanged for ``stale_after`` seconds).
@@ -232,9 +250,18 @@ class HubStore:
                 held.discard(repo)
 
     def create_repo(
-        self, repo: RepoId, *, private: bool, initial: Commit, contents: list[bytes]
+        self,
+        repo: RepoId,
+        *,
+        private: bool,
+        initial: Commit,
+        contents: list[bytes],
+        shared_from: RepoId | None = None,
     ) -> dict[str, Any]:
-        """Create a repository whose ``main`` branch points at ``initial`` (files: ``contents``)."""
+        """Create a repository whose ``main`` branch points at ``initial`` (files: ``contents``).
+
+        With ``shared_from``, the blobs of ``initial`` are that repository's (a duplicate).
+        """
         final = self._repo_dir(repo)
         if final.exists():
             raise HubConflictError(
@@ -256,6 +283,8 @@ class HubStore:
             (staging / "commits" / f"{initial.id}.json").write_text(json.dumps(initial.to_json()))
             (staging / "objects").mkdir()
             for entry in initial.files.values():
+                if shared_from is not None and not self.repo_has_object(shared_from, entry.sha256):
+                    raise HubBadRequestError(f"{shared_from.describe()} lacks {entry.sha256!r}.")
                 (staging / "objects" / entry.sha256).touch()
             final.parent.mkdir(parents=True, exist_ok=True)
             with self.locked(repo), self.blobs_locked():
@@ -287,6 +316,26 @@ class HubStore:
         self.collect_blobs(held)
         with self._cache_lock:
             for key in [key for key in self._commit_cache if key[0] == repo]:
+                del self._commit_cache[key]
+
+    def move_repo(self, source: RepoId, target: RepoId) -> None:
+        """Rename ``source`` to ``target`` (same type), with its history, refs and blobs."""
+        first, second = sorted((source, target), key=lambda repo: repo.id)
+        with self.locked(first), self.locked(second):
+            folder, destination = self._repo_dir(source), self._repo_dir(target)
+            if not folder.is_dir():
+                raise self._not_found(source)
+            if destination.exists():
+                raise HubConflictError(
+                    f"The {target.describe()} already exists: pick another name or delete it."
+                )
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            meta = self.repo_meta(source)
+            meta["id"] = target.id
+            self._write_json(folder / "repo.json", meta)
+            os.rename(folder, destination)
+        with self._cache_lock:
+            for key in [key for key in self._commit_cache if key[0] == source]:
                 del self._commit_cache[key]
 
     def list_repos(self, repo_type: str) -> list[RepoId]:
