@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 
-from dagster_ds.hub.server import _file_routes, _repo_routes, _upload_routes
+from dagster_ds.hub.server import _file_routes, _repo_routes, _upload_routes, _web
 from dagster_ds.hub.server._errors import LocalHubStartError
 from dagster_ds.hub.server._http import HubContext, Route, dispatch, logger
 from dagster_ds.hub.server._lfs import LfsUploads
@@ -21,8 +21,13 @@ from dagster_ds.hub.server._store import HubStore
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE"]
 
-# Order matters only where patterns overlap: API routes first, resolve URLs last.
-ROUTES: list[Route] = [*_repo_routes.ROUTES, *_upload_routes.ROUTES, *_file_routes.ROUTES]
+# Order matters only where patterns overlap: API routes first, then resolve URLs, then pages.
+ROUTES: list[Route] = [
+    *_repo_routes.ROUTES,
+    *_upload_routes.ROUTES,
+    *_file_routes.ROUTES,
+    *_web.ROUTES,
+]
 
 
 class Sweeper:

@@ -79,6 +79,14 @@ def _parse(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return json.loads(json.dumps(data, default=str)), None
 
 
+def split_front_matter(text: str) -> tuple[str, str]:
+    """``(front matter YAML, Markdown body)`` of a card; the YAML is ``""`` without one."""
+    found = _FRONT_MATTER.match(text)
+    if found is None:
+        return "", text
+    return found.group(1) or "", text[found.end() :]
+
+
 def front_matter_errors(text: str) -> list[str]:
     """Problems with the card's YAML front matter (empty when there is none or it is valid)."""
     _, error = _parse(text)

@@ -49,6 +49,12 @@ def hub_group() -> None:
     multiple=True,
     help="Another host name clients use in URLs (checked against Host and Origin headers).",
 )
+@click.option(
+    "--stable-port",
+    is_flag=True,
+    help="Listen on the port recorded in the data folder (the one the embedded Hub of a"
+    " Dagster instance uses), so recorded Hub links open. Overrides --port.",
+)
 @click.option("--user", default="user", show_default=True, help="User name whoami returns.")
 def serve_command(
     port: int,
@@ -56,6 +62,7 @@ def serve_command(
     data_dir: Path,
     token: str | None,
     allowed_hosts: tuple[str, ...],
+    stable_port: bool,
     user: str,
 ) -> None:
     """Serve the local Hub until interrupted (Ctrl+C or SIGTERM).
@@ -85,7 +92,14 @@ def serve_command(
         options["allowed_hosts"] = (*LOOPBACK_HOSTS, *allowed_hosts)
     try:
         server = LocalHubServer(
-            data_dir, port=port, host=host, token=token, user=user, access_log=True, **options
+            data_dir,
+            port=port,
+            host=host,
+            token=token,
+            user=user,
+            access_log=True,
+            stable_port=stable_port,
+            **options,
         )
         server.start()
     except LocalHubError as e:
@@ -95,6 +109,12 @@ def serve_command(
         click.echo(f"Local Hub serving {str(server.data_dir)!r}, accepting {mode}.")
         if host not in LOOPBACK_HOSTS:
             click.echo(f"Warning: listening on {host!r}, reachable from other machines.", err=True)
+        if server.stable_endpoint != server.endpoint:
+            click.echo(
+                f"Warning: the recorded port is taken; links to {server.stable_endpoint} will"
+                " not open while this server runs instead.",
+                err=True,
+            )
         click.echo(f"HF_ENDPOINT={server.endpoint}", nl=True)
         while not stop.wait(0.5):
             pass

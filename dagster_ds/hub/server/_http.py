@@ -285,6 +285,11 @@ _STATUS: list[tuple[type[LocalHubError], int, str | None, str]] = [
 ]
 
 
+def error_status(error: LocalHubError) -> int:
+    """The HTTP status the Hub answers ``error`` with."""
+    return next((status for cls, status, _, _ in _STATUS if isinstance(error, cls)), 500)
+
+
 def error_response(
     error: LocalHubError, headers: dict[str, str] | None = None, *, head: bool = False
 ) -> Response:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import json
 import logging
+import os
 import shutil
 import socket
 import tempfile
@@ -15,6 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import uvicorn
+from filelock import FileLock
 
 from dagster_ds.hub.server._app import create_hub_app
 from dagster_ds.hub.server._errors import LocalHubStartError
@@ -30,6 +33,25 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _recorded_port(data_dir: Path, host: str) -> int:
+    """The port recorded in the store ``data_dir`` (``port.json``); picked and recorded once."""
+    record = data_dir / "port.json"
+    (data_dir / "locks").mkdir(exist_ok=True)
+    with FileLock(str(data_dir / "locks" / "port.lock")):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            port = int(json.loads(record.read_text())["port"])
+            if 0 < port < 65536:
+                return port
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+            port = probe.getsockname()[1]
+        staging = data_dir / "tmp" / f"port-{os.getpid()}.json"
+        staging.write_text(json.dumps({"port": port}))
+        os.replace(staging, record)
+        return port
 
 
 class LocalHubServer:
@@ -67,6 +89,10 @@ class LocalHubServer:
         multipart_threshold: LFS files larger than this are uploaded in parts.
         multipart_chunk_size: Size of each part.
         access_log: Log one line per request (method, path, status; no headers).
+        stable_port: Listen on the port recorded in ``data_dir`` (``port.json``,
+            picked on first use), so the store's web links keep one address. If
+            another server holds it (a step running in parallel), a free port is
+            used and `stable_endpoint` still names the recorded one.
         **limits: The limits of `create_hub_app` (body sizes, LFS caps, timeouts).
 
     Raises:
@@ -94,6 +120,7 @@ class LocalHubServer:
         multipart_threshold: int = 64 * 1024 * 1024,
         multipart_chunk_size: int = 16 * 1024 * 1024,
         access_log: bool = False,
+        stable_port: bool = False,
         **limits: Any,
     ) -> None:
         if token is not None and not token.strip():
@@ -119,6 +146,8 @@ class LocalHubServer:
             **limits,
         }
         self._access_log = access_log
+        self._stable_port = stable_port
+        self._recorded_port: int | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -165,6 +194,14 @@ class LocalHubServer:
         return f"http://{host}:{self.port}"
 
     @property
+    def stable_endpoint(self) -> str:
+        """The store's lasting address: its recorded port with ``stable_port``, else `endpoint`."""
+        if self._recorded_port is None:
+            return self.endpoint
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self._recorded_port}"
+
+    @property
     def client_env(self) -> dict[str, str]:
         """Environment variables that point a new process's ``huggingface_hub`` here.
 
@@ -204,20 +241,14 @@ class LocalHubServer:
         app = create_hub_app(
             self._data_dir, token=self._token, allowed_hosts=tuple(hosts), **options
         )
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are
-        # TCP, and without it every response on a kept-alive connection waits 40 ms (Nagle).
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self._requested_port))
-            sock.listen(128)
-        except OSError as e:
-            sock.close()
-            raise LocalHubStartError(
-                f"Cannot listen on {self.host!r} port {self._requested_port!r}: {e}. Pick"
-                " another port, or port=0 for a free one."
-            ) from e
+        if self._stable_port:
+            self._recorded_port = _recorded_port(self._data_dir, self.host)
+            try:
+                sock = self._listen(self._recorded_port)
+            except LocalHubStartError:
+                sock = self._listen(0)  # another server of this store holds it
+        else:
+            sock = self._listen(self._requested_port)
         config = uvicorn.Config(
             app,
             log_config=None,
@@ -247,6 +278,23 @@ class LocalHubServer:
                 )
             time.sleep(0.005)
         return self
+
+    def _listen(self, port: int) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are
+        # TCP, and without it every response on a kept-alive connection waits 40 ms (Nagle).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, port))
+            sock.listen(128)
+        except OSError as e:
+            sock.close()
+            raise LocalHubStartError(
+                f"Cannot listen on {self.host!r} port {port!r}: {e}. Pick another port, or"
+                " port=0 for a free one."
+            ) from e
+        return sock
 
     def stop(self) -> None:
         """Stop the server and wait for it; removes the data folder if it was temporary."""

@@ -439,18 +439,18 @@ class HubStore:
             f" repo_type={repo.type!r}, include_pull_requests=True)."
         )
 
+    def changed_files(self, repo: RepoId, commit: Commit) -> Mapping[str, FileEntry | None]:
+        """What ``commit`` changed against its first parent: path -> new entry, None if deleted."""
+        if commit.changes is not None:
+            return commit.changes
+        # A commit of an older store, which kept whole trees only.
+        parent = self.read_commit(repo, commit.parents[0]).files if commit.parents else {}
+        both = commit.files.keys() | parent.keys()
+        return {p: commit.files.get(p) for p in both if commit.files.get(p) != parent.get(p)}
+
     def touched_paths(self, repo: RepoId, commit: Commit) -> set[str]:
         """The paths ``commit`` changed against its first parent, and their folders."""
-        changes = commit.changes
-        if changes is None:  # a commit of an older store, which kept whole trees only
-            parent = self.read_commit(repo, commit.parents[0]).files if commit.parents else {}
-            changed = {
-                p
-                for p in commit.files.keys() | parent.keys()
-                if commit.files.get(p) != parent.get(p)
-            }
-        else:
-            changed = set(changes)
+        changed = set(self.changed_files(repo, commit))
         out = set(changed)
         for path in changed:
             parts = path.split("/")[:-1]
