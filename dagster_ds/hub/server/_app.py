@@ -76,7 +76,8 @@ def create_hub_app(
     Args:
         data_dir: Folder of the store (created if missing; must be empty or a
             store this server made).
-        token: The only token accepted; ``None`` accepts any token, or none.
+        token: The only token accepted; ``None`` accepts any token (writes and
+            private reads still need one). An empty token is an error.
         user: The user name ``whoami`` returns, the default namespace and the
             author of commits.
         lfs_threshold: Files at least this large are uploaded through LFS.

@@ -65,9 +65,11 @@ class LocalHubServer:
     reads what was pushed. Data is kept in ``data_dir`` and survives restarts.
 
     The server runs in a daemon thread of this process, on a free loopback port
-    unless ``port`` is given. Private repositories are hidden from requests
-    without a token. With ``token`` set, every request must carry exactly that
-    token (others get HTTP 401); the token is never logged or echoed.
+    unless ``port`` is given. With ``token`` set, every request must carry exactly
+    that token (others get HTTP 401); without one, any token is accepted, but
+    writes and reads of private repositories still need *a* token. The token is
+    never logged or echoed. Bodies, LFS batches and cards are bounded (see
+    `create_hub_app`), and browsers from other sites cannot drive it.
 
     ``huggingface_hub`` builds its user agent with a registry it fetches from its
     *default* endpoint (huggingface.co unless ``HF_ENDPOINT`` was set before the
@@ -82,7 +84,8 @@ class LocalHubServer:
             a temporary folder removed by `stop`.
         port: TCP port; 0 picks a free one.
         host: Interface to listen on (loopback by default).
-        token: The only accepted token; ``None`` accepts any token, or none.
+        token: The only accepted token; ``None`` accepts any token (writes and
+            private reads still need one). An empty token is an error.
         user: Name returned by ``whoami``, default namespace and commit author.
         lfs_threshold: Files at least this large go through LFS (besides the
             ``.gitattributes`` rules, e.g. ``*.parquet``, and binary files).
