@@ -13,6 +13,7 @@ from dagster_ds.hub.server._cards import front_matter_errors
 from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubConflictError,
+    HubNotFoundError,
     HubRevisionNotFoundError,
     HubUnauthorizedError,
 )
@@ -179,10 +180,13 @@ def list_repos(call: Call) -> Response:
     for repo in call.store.list_repos(call.params["type"]):
         if (author and repo.namespace != author) or any(s not in repo.id.lower() for s in searches):
             continue
-        meta = call.store.repo_meta(repo)
-        if meta.get("private") and not call.authenticated:
-            continue
-        _, head = call.store.resolve(repo, "main")
+        try:
+            meta = call.store.repo_meta(repo)
+            if meta.get("private") and not call.authenticated:
+                continue
+            _, head = call.store.resolve(repo, "main")
+        except HubNotFoundError:
+            continue  # deleted meanwhile, or damaged: one repo never breaks the listing
         out.append(_summary(repo, meta, head))
         if limit is not None and len(out) >= limit:
             break

@@ -42,3 +42,10 @@ def test_delete_branch_never_deletes_a_tag_and_delete_tag_never_a_branch(hub_api
     hub_api.delete_branch(repo, branch="refs/heads/dev", repo_type="dataset")
     hub_api.delete_tag(repo, tag="refs/tags/v1", repo_type="dataset")
     assert _refs(hub_api) == (["main"], [])
+
+
+def test_one_damaged_repo_does_not_break_the_listing(hub_api: HfApi, local_hub, repo: str):
+    hub_api.create_repo("user/damaged", repo_type="dataset")
+    refs = local_hub.data_dir / "repos" / "datasets" / "user" / "damaged" / "refs.json"
+    refs.write_text("{}")  # as deleting main used to leave it
+    assert [d.id for d in hub_api.list_datasets()] == [REPO]
