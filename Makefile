@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo ui test check lint types unit bench clean
+.PHONY: demo ui test check lint types unit browser bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,12 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/pyright
 
-unit: $(STAMP)
+unit: $(STAMP) browser
 	$(BIN)/pytest
+
+## Headless Chromium for the web UI test: installed from Debian when root, else the test skips.
+browser:
+	@bash scripts/ensure_chromium.sh
 
 ## Side-by-side benchmarks (not part of the test run).
 bench: $(STAMP)

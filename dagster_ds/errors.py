@@ -25,6 +25,7 @@ inherits that builtin too::
     ├── InvalidArgumentError (ValueError)  an argument's value cannot work
     ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
     ├── TransformOutputError (ValueError)  a map/filter function returned unusable output
+    ├── WorkerDiedError (RuntimeError)  a worker process of num_proc died mid-transform
     ├── RowCountMismatchError (ValueError)  datasets joined side by side differ in length
     ├── InvalidStateError (ValueError)  a state_dict does not fit the streaming dataset
     ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
@@ -284,6 +285,10 @@ class InvalidFingerprintError(DagsterDsError, ValueError):
 
 class TransformOutputError(DagsterDsError, ValueError):
     """A map or filter function returned output that cannot become a dataset."""
+
+
+class WorkerDiedError(DagsterDsError, RuntimeError):
+    """A worker process of ``num_proc`` died (killed, crashed, out of memory); nothing cached."""
 
 
 class RowCountMismatchError(DagsterDsError, ValueError):

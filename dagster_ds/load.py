@@ -8,14 +8,15 @@ so loading unchanged files again, in any process, reads the cache.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
 from dagster_ds.arrow import Dataset, DatasetDict
 from dagster_ds.arrow._entries import TableSink
-from dagster_ds.arrow._results import Transform, table_result
+from dagster_ds.arrow._results import Transform, shard_table, shards_result
+from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, cast_table
 from dagster_ds.fingerprint import fingerprint_transform
@@ -260,34 +261,67 @@ def _load_split(
     storage_options: Mapping[str, Any] | None,
     origin: Mapping[str, Any] | None = None,
 ) -> Dataset:
+    """One split, a shard per file, each cached under the fingerprint of that file's content."""
     file_format = fmt or infer_format([file.url for file in files])
-    args = _load_args(
+    transforms = _file_transforms(
         files, file_format, features, columns, filters, options, storage_options, origin
     )
-    fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
-    transform = Transform("load_dataset", (), fingerprint, tree)
-
-    def write(sink: TableSink) -> None:
-        total = sum(file.size for file in files)
-        with progress_bar(total, f"Loading {split}", unit="B") as bar:
-            for file in files:
-                for batch in iter_batches(
-                    file,
-                    file_format,
-                    columns=columns,
-                    filters=filters,
-                    storage_options=storage_options,
-                    **options,
-                ):
-                    sink.write(cast_table(batch, features) if features is not None else batch)
-                bar.update(file.size)
 
     def features_for(schema: pa.Schema) -> Features:
         return features if features is not None else Features.from_arrow_schema(schema)
 
-    dataset = table_result(None, transform, write, features_for)
+    def reader(file: ResolvedFile) -> Callable[[TableSink], None]:
+        def write(sink: TableSink) -> None:
+            for batch in iter_batches(
+                file,
+                file_format,
+                columns=columns,
+                filters=filters,
+                storage_options=storage_options,
+                **options,
+            ):
+                sink.write(cast_table(batch, features) if features is not None else batch)
+            if sink.num_rows == 0 and features is not None:
+                sink.write(features.arrow_schema.empty_table())
+
+        return write
+
+    shards: list[tuple[Shard, Features]] = []
+    with progress_bar(sum(file.size for file in files), f"Loading {split}", unit="B") as bar:
+        for file, transform in zip(files, transforms, strict=True):
+            shards.append(shard_table(transform, reader(file), features_for))
+            bar.update(file.size)
+    fingerprint = _split_fingerprint(transforms)
+    dataset = shards_result(
+        None, Transform("load_dataset", (), fingerprint, None), shards, features=features
+    )
     dataset._split = split  # pyright: ignore[reportPrivateUsage]
     return dataset
+
+
+def _file_transforms(
+    files: list[ResolvedFile],
+    file_format: str,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
+) -> list[Transform]:
+    """Each file's shard: its fingerprint is that of the file's content and the reading options."""
+    transforms: list[Transform] = []
+    for file in files:
+        args = _load_args(
+            [file], file_format, features, columns, filters, options, storage_options, origin
+        )
+        fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
+        transforms.append(Transform("load_dataset", (), fingerprint, tree))
+    return transforms
+
+
+def _split_fingerprint(transforms: Sequence[Transform]) -> str:
+    return shards_fingerprint([transform.fingerprint for transform in transforms])
 
 
 def _load_args(
@@ -335,10 +369,11 @@ def _stream(
         file_format = fmt or infer_format([file.url for file in files])
 
         def fingerprint() -> str:
-            args = _load_args(
-                files, file_format, features, columns, filters, options, storage_options, origin
+            return _split_fingerprint(
+                _file_transforms(
+                    files, file_format, features, columns, filters, options, storage_options, origin
+                )
             )
-            return fingerprint_transform(_ROOT, "load_dataset", args)[0]
 
         return stream_files(
             files,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
-from dagster_ds.arrow._results import derived, plan, table_result
+from dagster_ds.arrow._parallel import WriteFactory, run_shards
+from dagster_ds.arrow._results import derived, plan, shards_result, units
+from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError
 from dagster_ds.features import Features, FeatureType, cast_table
 
@@ -32,7 +34,11 @@ def rename_columns(
         )
     transform = plan(dataset, "rename_columns", {"column_mapping": dict(mapping)}, new_fingerprint)
     features = Features({mapping.get(k, k): v for k, v in dataset.features.items()})
-    return derived(dataset, transform, dataset.data.rename_columns(names), features)
+
+    def rename(table: pa.Table) -> pa.Table:
+        return table.rename_columns([mapping.get(name, name) for name in table.column_names])
+
+    return derived(dataset, transform, rename, features)
 
 
 def remove_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str | None) -> Dataset:
@@ -40,7 +46,7 @@ def remove_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str 
     dataset._require_columns(names, "remove_columns")  # pyright: ignore[reportPrivateUsage]
     transform = plan(dataset, "remove_columns", {"column_names": sorted(names)}, new_fingerprint)
     features = Features({k: v for k, v in dataset.features.items() if k not in names})
-    return derived(dataset, transform, dataset.data.drop_columns(list(names)), features)
+    return derived(dataset, transform, lambda table: table.drop_columns(list(names)), features)
 
 
 def select_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str | None) -> Dataset:
@@ -48,7 +54,7 @@ def select_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str 
     dataset._require_columns(names, "select_columns")  # pyright: ignore[reportPrivateUsage]
     transform = plan(dataset, "select_columns", {"column_names": list(names)}, new_fingerprint)
     features = Features({name: dataset.features[name] for name in names})
-    return derived(dataset, transform, dataset.data.select(list(names)), features)
+    return derived(dataset, transform, lambda table: table.select(list(names)), features)
 
 
 def add_column(
@@ -72,11 +78,36 @@ def add_column(
     transform = plan(
         source, "add_column", {"name": name, "column": array, "feature": feature}, new_fingerprint
     )
-    table = source.data.append_column(name, array)
     features = Features({**source.features, name: feature}) if feature is not None else None
-    if features is not None:
-        table = cast_table(table, features)
-    return derived(source, transform, table, features or Features.from_arrow_schema(table.schema))
+    shards: list[tuple[Shard, Features]] = []
+    for shard, start in units(source):
+        table = shard.table.append_column(name, array.slice(start, shard.num_rows))
+        if features is not None:
+            table = cast_table(table, features)
+        fingerprint = transform.for_shard(shard.fingerprint, offset=start).fingerprint
+        shard_features = features or Features.from_arrow_schema(table.schema)
+        shards.append((Shard(fingerprint, table, None, shard.entries), shard_features))
+    return shards_result(source, transform, shards, features=features)
+
+
+def flatten_shards(dataset: Dataset, new_fingerprint: str | None) -> Dataset:
+    """Copy the rows each shard (or the mapping) points at into tables of their own."""
+    transform = plan(dataset, "flatten_indices", {}, new_fingerprint)
+    features = dataset.features
+
+    pieces = [
+        (shard, start, transform.for_shard(shard.fingerprint)) for shard, start in units(dataset)
+    ]
+    shards = run_shards(
+        pieces,
+        _copying(lambda table: table),
+        lambda _schema: features,
+        workers=1,
+        load_from_cache_file=True,
+    )
+    result = shards_result(dataset, transform, shards, features=features)
+    result._output_format = dataset._output_format  # pyright: ignore[reportPrivateUsage]
+    return result
 
 
 def cast_dataset(
@@ -92,18 +123,31 @@ def cast_dataset(
         )
     transform = plan(dataset, "cast", {"features": features.to_dict()}, new_fingerprint)
 
-    def write(sink: TableSink) -> None:
-        wrote = False
-        for table in dataset._iter_tables(_CAST_BATCH):  # pyright: ignore[reportPrivateUsage]
-            sink.write(cast_table(table, features))
-            wrote = True
-        if not wrote:
-            sink.write(features.arrow_schema.empty_table())
-
-    return table_result(
-        dataset,
-        transform,
-        write,
+    pieces = [
+        (shard, start, transform.for_shard(shard.fingerprint)) for shard, start in units(dataset)
+    ]
+    shards = run_shards(
+        pieces,
+        _copying(lambda table: cast_table(table, features)),
         lambda _schema: features,
+        workers=1,
         load_from_cache_file=load_from_cache_file,
     )
+    return shards_result(dataset, transform, shards, features=features)
+
+
+def _copying(change: Callable[[pa.Table], pa.Table]) -> WriteFactory:
+    """Writes each shard's rows, changed by ``change``, batch by batch."""
+
+    def make_write(shard: Shard, start: int, workers: int) -> Callable[[TableSink], None]:
+        del start, workers
+
+        def write(sink: TableSink) -> None:
+            for offset in range(0, shard.num_rows, _CAST_BATCH):
+                sink.write(change(shard.read(offset, offset + _CAST_BATCH)))
+            if sink.num_rows == 0:
+                sink.write(change(shard.table.schema.empty_table()))
+
+        return write
+
+    return make_write

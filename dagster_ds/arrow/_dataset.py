@@ -12,6 +12,7 @@ from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
+from dagster_ds.arrow._shards import Shard, concatenate
 from dagster_ds.errors import ColumnNotFoundError
 from dagster_ds.features import Features, cast_table
 from dagster_ds.fingerprint import Hasher, update_fingerprint
@@ -50,16 +51,14 @@ class Dataset(TransformMethods, StorageMethods):
     ) -> None:
         if features is not None:
             arrow_table = cast_table(arrow_table, features)
-        self._data = arrow_table
-        self._indices: pa.UInt64Array | None = None
         self._features = features or Features.from_arrow_schema(arrow_table.schema)
         self._split = split
         self._fingerprint = fingerprint or Hasher.hash(
             {"table": arrow_table, "features": self._features.to_dict()}
         )
         self._output_format = OutputFormat()
-        self._entries: tuple[CacheEntry, ...] = ()
         self._lineage: tuple[LineageStep, ...] = ()
+        self._set_rows((Shard(self._fingerprint, arrow_table),), None, ())
 
     # -- construction ----------------------------------------------------
 
@@ -157,18 +156,61 @@ class Dataset(TransformMethods, StorageMethods):
         entries: Iterable[CacheEntry] = (),
         step: LineageStep | None = None,
     ) -> Dataset:
-        dataset = cls.__new__(cls)
-        dataset._data = data
-        dataset._indices = indices
-        dataset._features = features or (
-            parent._features if parent else Features.from_arrow_schema(data.schema)
+        """A dataset of one shard, ``data``, seen through ``indices`` (a new table's result)."""
+        shard = Shard(fingerprint, data, None, tuple(entries))
+        return cls._from_shards(
+            parent,
+            (shard,),
+            fingerprint=fingerprint,
+            mapping=indices,
+            features=features
+            or (parent._features if parent else Features.from_arrow_schema(data.schema)),
+            step=step,
         )
+
+    @classmethod
+    def _from_shards(
+        cls,
+        parent: Dataset | None,
+        shards: Sequence[Shard],
+        *,
+        fingerprint: str,
+        mapping: pa.Array | None = None,
+        mapping_entries: Iterable[CacheEntry] = (),
+        features: Features | None = None,
+        step: LineageStep | None = None,
+    ) -> Dataset:
+        """A dataset made of ``shards``, seen through ``mapping`` (logical rows) if given.
+
+        Split, output format and lineage come from ``parent``; features too
+        unless given.
+        """
+        dataset = cls.__new__(cls)
+        if features is None:
+            assert parent is not None, "a dataset without a parent needs its features"
+            features = parent._features
+        dataset._features = features
         dataset._split = parent._split if parent else None
         dataset._fingerprint = fingerprint
         dataset._output_format = parent._output_format if parent else OutputFormat()
-        dataset._entries = (*(parent._entries if parent else ()), *entries)
         dataset._lineage = (*(parent._lineage if parent else ()), *([step] if step else []))
+        dataset._set_rows(tuple(shards), mapping, tuple(mapping_entries))
         return dataset
+
+    def _set_rows(
+        self,
+        shards: tuple[Shard, ...],
+        mapping: pa.Array | None,
+        mapping_entries: tuple[CacheEntry, ...],
+    ) -> None:
+        """Hold ``shards`` (at least one) and ``mapping``; derive the physical table and rows."""
+        self._shards = shards
+        self._mapping = mapping
+        self._mapping_entries = mapping_entries
+        self._data, physical = concatenate(shards, self._features.arrow_schema)
+        if mapping is not None and physical is not None:
+            physical = physical.take(mapping)
+        self._indices: pa.Array | None = mapping if physical is None else physical
 
     # -- properties ------------------------------------------------------
 
@@ -223,6 +265,17 @@ class Dataset(TransformMethods, StorageMethods):
         return [
             {"filename": entry.url, "fingerprint": entry.fingerprint} for entry in self._entries
         ]
+
+    @property
+    def _entries(self) -> tuple[CacheEntry, ...]:
+        """Every cache entry behind the shards and the mapping, once each, in order."""
+        entries = [entry for shard in self._shards for entry in shard.entries]
+        return tuple(dict.fromkeys([*entries, *self._mapping_entries]))
+
+    @property
+    def num_shards(self) -> int:
+        """How many shards the dataset is made of (one per data file when loaded)."""
+        return len(self._shards)
 
     @property
     def lineage(self) -> tuple[LineageStep, ...]:
@@ -373,8 +426,13 @@ class Dataset(TransformMethods, StorageMethods):
             self._require_columns(output_format.columns, "with_format(columns=...)")
         fingerprint = update_fingerprint(self._fingerprint, "set_format", output_format.as_dict())
         step = LineageStep("set_format", fingerprint, (self._fingerprint,))
-        dataset = Dataset._derived(
-            self, data=self._data, indices=self._indices, fingerprint=fingerprint, step=step
+        dataset = Dataset._from_shards(
+            self,
+            self._shards,
+            fingerprint=fingerprint,
+            mapping=self._mapping,
+            mapping_entries=self._mapping_entries,
+            step=step,
         )
         dataset._output_format = output_format
         return dataset

@@ -249,19 +249,10 @@ class TransformMethods:
             [2]
         """
         dataset = _as_dataset(self)
-        from dagster_ds.arrow._results import plan, table_result
+        from dagster_ds.arrow._columns import flatten_shards
 
         del keep_in_memory
-        transform = plan(dataset, "flatten_indices", {}, new_fingerprint)
-        features = dataset._features
-
-        def write(sink: Any) -> None:
-            for table in dataset._iter_tables(10_000):
-                sink.write(table)
-            if sink.num_rows == 0:
-                sink.write(dataset._data.schema.empty_table())
-
-        return table_result(dataset, transform, write, lambda _schema: features)
+        return flatten_shards(dataset, new_fingerprint)
 
     def rename_column(
         self,

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._results import indices_result, plan
+from dagster_ds.arrow._results import filtered_shard, plan, units
+from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.progress import progress_bar
 
@@ -33,6 +34,7 @@ def filter_dataset(
     """Keep the rows for which ``function`` is true (see `Dataset.filter`)."""
     columns = tuple(input_columns) if input_columns is not None else None
     dataset._require_columns(columns or (), "filter(input_columns=...)")  # pyright: ignore[reportPrivateUsage]
+    output_format: OutputFormat = dataset._output_format  # pyright: ignore[reportPrivateUsage]
     args = {
         "function": function,
         "with_indices": with_indices,
@@ -40,9 +42,9 @@ def filter_dataset(
         "batched": batched,
         "batch_size": batch_size if batched else None,
         "fn_kwargs": dict(fn_kwargs),
+        "format": dataset.format,
     }
     transform = plan(dataset, "filter", args, new_fingerprint)
-    output_format: OutputFormat = dataset._output_format  # pyright: ignore[reportPrivateUsage]
     step = batch_size if batched else 1000
 
     def keep(table: pa.Table, offset: int) -> pa.Array:
@@ -54,36 +56,49 @@ def filter_dataset(
             call: list[Any] = [batch] if columns is None else [batch[c] for c in columns]
             if with_indices:
                 call.append(list(range(offset, offset + table.num_rows)))
-            mask = _as_mask(function(*call, **fn_kwargs), table.num_rows, where)
-        else:
-            plain = output_format == OutputFormat()
-            rows = (
-                inputs.to_pylist()
-                if plain
-                else [output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
-            )
-            verdicts = []
-            for index, row in enumerate(rows):
-                call = [row] if columns is None else [row[c] for c in columns]
-                if with_indices:
-                    call.append(offset + index)
-                verdicts.append(function(*call, **fn_kwargs))
-            mask = _as_mask(verdicts, table.num_rows, where)
-        return pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64()))
+            return _as_mask(function(*call, **fn_kwargs), table.num_rows, where)
+        plain = output_format == OutputFormat()
+        rows = (
+            inputs.to_pylist()
+            if plain
+            else [output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
+        )
+        verdicts = []
+        for index, row in enumerate(rows):
+            call = [row] if columns is None else [row[c] for c in columns]
+            if with_indices:
+                call.append(offset + index)
+            verdicts.append(function(*call, **fn_kwargs))
+        return _as_mask(verdicts, table.num_rows, where)
 
-    def compute() -> pa.Array:
-        size = len(dataset)
+    def kept_rows(shard: Shard, first: int, bar: Any) -> pa.Array:
+        """The positions in ``shard`` (whose first row is ``first``) that pass."""
         if function is None:
-            return pa.array(range(size), pa.uint64())
+            return pa.array(range(shard.num_rows), pa.uint64())
         kept: list[pa.Array] = []
-        with progress_bar(size, desc or "Filter") as bar:
-            for offset in range(0, size, step):
-                table = dataset._read(slice(offset, offset + step))  # pyright: ignore[reportPrivateUsage]
-                kept.append(keep(table, offset))
-                bar.update(table.num_rows)
+        for offset in range(0, shard.num_rows, step):
+            table = shard.read(offset, offset + step)
+            mask = keep(table, first + offset)
+            kept.append(pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64())))
+            bar.update(table.num_rows)
         return pa.concat_arrays(kept) if kept else pa.array([], pa.uint64())
 
-    return indices_result(dataset, transform, compute, load_from_cache_file=load_from_cache_file)
+    shards: list[Shard] = []
+    with progress_bar(len(dataset), desc or "Filter") as bar:
+        for shard, first in units(dataset):
+            values = {"offset": first} if with_indices else {}
+            shard_transform = transform.for_shard(shard.fingerprint, **values)
+            shards.append(
+                filtered_shard(
+                    shard,
+                    shard_transform,
+                    lambda shard=shard, first=first: kept_rows(shard, first, bar),
+                    load_from_cache_file=load_from_cache_file,
+                )
+            )
+    return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+        dataset, shards, fingerprint=transform.fingerprint, step=transform.step()
+    )
 
 
 def _as_mask(verdicts: Any, expected: int, where: str) -> pa.Array:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dagster_ds.arrow._results import derived, indices_result, plan
+from dagster_ds.arrow._results import indices_result, plan
+from dagster_ds.arrow._shards import Shard, offsets
 from dagster_ds.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -42,15 +43,41 @@ def select_rows(
 
 
 def _select_range(dataset: Dataset, rows: range, new_fingerprint: str | None) -> Dataset:
-    """A contiguous selection: a zero-copy slice of the table or of the indices mapping."""
+    """A contiguous selection: the shards it covers, cut (zero-copy), or a mapping slice."""
     positions = pa.array(rows, pa.int64())
     transform = plan(dataset, "select", {"indices": positions}, new_fingerprint)
-    result = derived(dataset, transform, dataset.data)
-    if dataset._indices is not None:  # pyright: ignore[reportPrivateUsage]
-        result._indices = dataset._indices.slice(rows.start, len(rows))  # pyright: ignore[reportPrivateUsage]
-    else:
-        result._data = dataset.data.slice(rows.start, len(rows))  # pyright: ignore[reportPrivateUsage]
-    return result
+    mapping = dataset._mapping  # pyright: ignore[reportPrivateUsage]
+    if mapping is not None:
+        return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+            dataset,
+            dataset._shards,  # pyright: ignore[reportPrivateUsage]
+            fingerprint=transform.fingerprint,
+            mapping=mapping.slice(rows.start, len(rows)),
+            mapping_entries=dataset._mapping_entries,  # pyright: ignore[reportPrivateUsage]
+            step=transform.step(),
+        )
+    shards = dataset._shards  # pyright: ignore[reportPrivateUsage]
+    kept: list[Shard] = []
+    for shard, first in zip(shards, offsets(shards), strict=False):
+        start, stop = max(rows.start, first), min(rows.stop, first + shard.num_rows)
+        if start >= stop and kept:
+            continue
+        if start == first and stop == first + shard.num_rows:
+            kept.append(shard)
+            continue
+        start, stop = start - first, max(stop, start) - first
+        fingerprint = transform.for_shard(shard.fingerprint, start=start, stop=stop).fingerprint
+        if shard.indices is None:
+            kept.append(
+                Shard(fingerprint, shard.table.slice(start, stop - start), None, shard.entries)
+            )
+        else:
+            indices = shard.indices.slice(start, stop - start)
+            kept.append(Shard(fingerprint, shard.table, indices, shard.entries))
+    non_empty = [shard for shard in kept if shard.num_rows] or kept[:1]
+    return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+        dataset, non_empty, fingerprint=transform.fingerprint, step=transform.step()
+    )
 
 
 def shuffle_rows(

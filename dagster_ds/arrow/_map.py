@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import multiprocessing
-import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +13,9 @@ import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._results import plan, table_result
+from dagster_ds.arrow._parallel import in_processes, run_shards
+from dagster_ds.arrow._results import plan, shards_result, units
+from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
 from dagster_ds.progress import progress_bar
@@ -38,8 +38,9 @@ class MapSpec:
     fn_kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
     features: Features | None = None
 
-    def fingerprint_args(self) -> dict[str, Any]:
+    def fingerprint_args(self, dataset: Dataset) -> dict[str, Any]:
         return {
+            "format": dataset.format,
             "function": self.function,
             "with_indices": self.with_indices,
             "input_columns": self.input_columns,
@@ -62,23 +63,44 @@ def map_dataset(
     new_fingerprint: str | None,
     desc: str | None,
 ) -> Dataset:
-    """Run ``spec`` over ``dataset`` through the cache (see `Dataset.map`)."""
+    """Run ``spec`` over ``dataset`` shard by shard, through the cache (see `Dataset.map`).
+
+    Each shard's output is cached under the transform rebased on the shard's
+    fingerprint (and its first row, for ``with_indices``), so a shard already
+    mapped in any process is read back, not recomputed. Batches never
+    straddle shards.
+    """
     dataset._require_columns(spec.input_columns or (), "map(input_columns=...)")  # pyright: ignore[reportPrivateUsage]
     dataset._require_columns(spec.remove_columns, "map(remove_columns=...)")  # pyright: ignore[reportPrivateUsage]
-    transform = plan(dataset, "map", spec.fingerprint_args(), new_fingerprint)
+    transform = plan(dataset, "map", spec.fingerprint_args(dataset), new_fingerprint)
     job = _MapJob(dataset, spec, writer_batch_size)
+    pieces = [
+        (shard, start, transform.for_shard(shard.fingerprint, **job.shard_values(start)))
+        for shard, start in units(dataset)
+    ]
+    workers = min(num_proc or 1, max(len(dataset), 1))
+    with progress_bar(len(dataset), desc or "Map") as bar:
+        shards = run_shards(
+            pieces,
+            lambda shard, start, workers_left: _ShardWrite(job, shard, start, workers_left, bar),
+            job.features_for,
+            workers=workers,
+            load_from_cache_file=load_from_cache_file,
+        )
+    return shards_result(dataset, transform, shards, features=spec.features)
 
-    def write(sink: TableSink) -> None:
-        workers = min(num_proc or 1, max(len(dataset), 1))
-        with progress_bar(len(dataset), desc or "Map") as bar:
-            if workers > 1:
-                job.write_in_workers(sink, workers, bar)
-            else:
-                job.write_range(sink, 0, len(dataset), bar)
 
-    return table_result(
-        dataset, transform, write, job.features_for, load_from_cache_file=load_from_cache_file
-    )
+class _ShardWrite:
+    """Writes one shard's map output into a sink (what `run_shards` calls per shard)."""
+
+    def __init__(self, job: _MapJob, shard: Shard, start: int, workers: int, bar: Any) -> None:
+        self.job, self.shard, self.start, self.workers, self.bar = job, shard, start, workers, bar
+
+    def __call__(self, sink: TableSink) -> None:
+        if self.workers > 1 and self.shard.num_rows > 1:
+            self.job.write_in_workers(sink, self.shard, self.start, self.workers, self.bar)
+        else:
+            self.job.write_range(sink, self.shard, self.start, 0, self.shard.num_rows, self.bar)
 
 
 class _MapJob:
@@ -90,6 +112,10 @@ class _MapJob:
         self.batch_size = spec.batch_size if spec.batched else writer_batch_size
         self.output_format: OutputFormat = dataset._output_format  # pyright: ignore[reportPrivateUsage]
         self.overwritten: set[str] = set()
+
+    def shard_values(self, start: int) -> dict[str, int]:
+        """What a shard's output depends on besides its rows: its first row, with indices."""
+        return {"offset": start} if self.spec.with_indices else {}
 
     # -- features ----------------------------------------------------------
 
@@ -109,37 +135,48 @@ class _MapJob:
 
     # -- running -----------------------------------------------------------
 
-    def write_range(self, sink: TableSink, start: int, stop: int, bar: Any) -> None:
+    def write_range(
+        self, sink: TableSink, shard: Shard, first: int, start: int, stop: int, bar: Any
+    ) -> None:
+        """Map rows ``start`` to ``stop`` of ``shard``, whose first row is ``first``."""
         wrote = False
         for offset in range(start, stop, self.batch_size):
             size = min(self.batch_size, stop - offset)
             if self.spec.drop_last_batch and self.spec.batched and size < self.batch_size:
                 break
-            table = self.dataset._read(slice(offset, offset + size))  # pyright: ignore[reportPrivateUsage]
-            sink.write(self.apply(table, offset))
+            table = shard.read(offset, offset + size)
+            sink.write(self.apply(table, first + offset))
             wrote = True
             bar.update(size)
         if not wrote:
-            sink.write(self.apply(self.dataset.data.schema.empty_table(), start))
+            sink.write(self.apply(self.dataset.data.schema.empty_table(), first + start))
 
-    def write_in_workers(self, sink: TableSink, workers: int, bar: Any) -> None:
-        size = len(self.dataset)
+    def write_in_workers(
+        self, sink: TableSink, shard: Shard, first: int, workers: int, bar: Any
+    ) -> None:
+        """Map one shard in ``workers`` forked processes, by row ranges."""
+        size = shard.num_rows
         bounds = [size * i // workers for i in range(workers + 1)]
         with tempfile.TemporaryDirectory(prefix="dagster_ds-map-") as folder:
-            shards = [
-                (Path(folder) / f"shard-{i:05d}", bounds[i], bounds[i + 1]) for i in range(workers)
+            ranges = [
+                (Path(folder) / f"range-{i:05d}", bounds[i], bounds[i + 1]) for i in range(workers)
             ]
-            context = multiprocessing.get_context("fork")
-            _WORKER_JOB[os.getpid()] = self
-            try:
-                with context.Pool(workers) as pool:
-                    for overwritten, rows in pool.imap(_run_shard, shards):
-                        self.overwritten |= set(overwritten)
-                        bar.update(rows)
-            finally:
-                _WORKER_JOB.pop(os.getpid(), None)
-            for shard, _, _ in shards:
-                for path in sorted(shard.iterdir()):
+
+            def run_range(part: tuple[Path, int, int]) -> tuple[list[str], int]:
+                folder, start, stop = part
+                range_sink = TableSink(_FolderWriter(folder))  # type: ignore[arg-type]
+                self.write_range(range_sink, shard, first, start, stop, progress_bar(None, ""))
+                range_sink.close()
+                return sorted(self.overwritten), stop - start
+
+            def what(part: tuple[Path, int, int]) -> str:
+                return f"rows {first + part[1]} to {first + part[2] - 1} of the dataset"
+
+            for overwritten, rows in in_processes(run_range, ranges, workers, what=what):
+                self.overwritten |= set(overwritten)
+                bar.update(rows)
+            for part, _, _ in ranges:
+                for path in sorted(part.iterdir()):
                     for batch in pa.ipc.open_file(pa.memory_map(str(path))).read_all().to_batches():
                         sink.write(batch)
 
@@ -291,17 +328,3 @@ class _FolderWriter:
 
     def open(self, name: str) -> io.BufferedIOBase:
         return open(self._folder / name, "wb")
-
-
-# The job a forked worker runs, keyed by the pid of the parent that forked it:
-# workers inherit it, so the user's function is never pickled.
-_WORKER_JOB: dict[int, _MapJob] = {}
-
-
-def _run_shard(shard: tuple[Path, int, int]) -> tuple[list[str], int]:
-    folder, start, stop = shard
-    job = _WORKER_JOB[os.getppid()]
-    sink = TableSink(_FolderWriter(folder))  # type: ignore[arg-type]
-    job.write_range(sink, start, stop, progress_bar(None, "", unit=""))
-    sink.close()
-    return sorted(job.overwritten), stop - start

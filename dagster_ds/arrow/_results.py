@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink, read_indices, read_table, write_indices
+from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
+from dagster_ds.arrow._shards import Shard, offsets
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
-from dagster_ds.errors import InvalidFingerprintError
-from dagster_ds.features import Features
-from dagster_ds.fingerprint import HashNode, fingerprint_transform
+from dagster_ds.errors import InvalidFingerprintError, SchemaMismatchError
+from dagster_ds.features import Features, arrow_type_to_feature
+from dagster_ds.fingerprint import (
+    HashNode,
+    fingerprint_transform,
+    generate_random_fingerprint,
+    rebase_transform,
+)
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -39,6 +46,13 @@ class Transform:
     def reusable(self) -> bool:
         return self.tree is not None
 
+    def for_shard(self, fingerprint: str, **values: str | int) -> Transform:
+        """The same transform applied to one shard: its fingerprint rebased on the shard's."""
+        if self.tree is None:
+            return Transform(self.name, (fingerprint,), generate_random_fingerprint(), None)
+        rebased = rebase_transform(self.tree, fingerprint, **values)
+        return Transform(self.name, (fingerprint,), rebased, self.tree)
+
     def step(self) -> LineageStep:
         return LineageStep(self.name, self.fingerprint, self.parents)
 
@@ -61,7 +75,8 @@ def plan(
                 f"new_fingerprint={new_fingerprint!r} is not 32 lowercase hexadecimal "
                 "characters; pass for example dagster_ds.Hasher.hash(<what identifies the result>)."
             )
-        tree = HashNode("transform", name, new_fingerprint)
+        given = HashNode("fingerprint", "new fingerprint", new_fingerprint)
+        tree = HashNode("transform", name, new_fingerprint, {"new fingerprint": given})
         return Transform(name, parents, new_fingerprint, tree)
     fingerprint, tree = fingerprint_transform(parent.fingerprint, name, args)
     return Transform(name, parents, fingerprint, tree)
@@ -102,35 +117,13 @@ def table_result(
     *,
     load_from_cache_file: bool = True,
 ) -> Dataset:
-    """A dataset whose table ``write(sink)`` produces, cached under the transform.
+    """A dataset of one shard that ``write(sink)`` produces, cached under the transform.
 
     ``features_for(schema)`` gives the result's features from the unified
     schema of everything written.
     """
-    from dagster_ds.arrow._dataset import Dataset
-
-    def build(writer: EntryWriter) -> Mapping[str, Any]:
-        sink = TableSink(writer)
-        write(sink)
-        features = features_for(sink.close())
-        # The list form keeps the column order (manifests are written with sorted keys).
-        return {"kind": "table", "num_rows": sink.num_rows, "features": features.to_yaml_list()}
-
-    entry = run(transform, build, load_from_cache_file=load_from_cache_file)
-    features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
-    table = read_table(entry, features.arrow_schema)
-    dataset = Dataset._derived(  # pyright: ignore[reportPrivateUsage]
-        None,
-        data=table,
-        indices=None,
-        fingerprint=transform.fingerprint,
-        features=features,
-        entries=[entry],
-    )
-    if parent is not None:
-        dataset._split = parent.split  # pyright: ignore[reportPrivateUsage]
-        dataset._lineage = (*parent.lineage, transform.step())  # pyright: ignore[reportPrivateUsage]
-    return dataset
+    shard = shard_table(transform, write, features_for, load_from_cache_file=load_from_cache_file)
+    return shards_result(parent, transform, [shard], features=shard[1])
 
 
 def indices_result(
@@ -143,34 +136,172 @@ def indices_result(
     """``parent`` seen through the logical positions ``compute()`` returns, cached."""
     from dagster_ds.arrow._dataset import Dataset
 
+    mapping = parent._mapping  # pyright: ignore[reportPrivateUsage]
+
     def build(writer: EntryWriter) -> Mapping[str, Any]:
         positions = compute()
-        physical = parent._indices.take(positions) if parent._indices is not None else positions  # pyright: ignore[reportPrivateUsage]
-        write_indices(writer, physical)
-        return {"kind": "indices", "num_rows": len(physical)}
+        logical = mapping.take(positions) if mapping is not None else positions
+        write_indices(writer, logical)
+        return {"kind": "indices", "num_rows": len(logical)}
 
     entry = run(transform, build, load_from_cache_file=load_from_cache_file)
-    return Dataset._derived(  # pyright: ignore[reportPrivateUsage]
+    return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         parent,
-        data=parent.data,
-        indices=read_indices(entry),
+        parent._shards,  # pyright: ignore[reportPrivateUsage]
         fingerprint=transform.fingerprint,
-        entries=[entry],
+        mapping=read_indices(entry),
+        mapping_entries=(*parent._mapping_entries, entry),  # pyright: ignore[reportPrivateUsage]
         step=transform.step(),
     )
 
 
-def derived(
-    parent: Dataset, transform: Transform, data: pa.Table, features: Features | None = None
+def filtered_shard(
+    shard: Shard,
+    transform: Transform,
+    compute: Callable[[], pa.Array],
+    *,
+    load_from_cache_file: bool = True,
+) -> Shard:
+    """``shard`` restricted to the positions ``compute()`` returns, cached under ``transform``."""
+
+    def build(writer: EntryWriter) -> Mapping[str, Any]:
+        positions = compute()
+        write_indices(writer, positions)
+        return {"kind": "indices", "num_rows": len(positions)}
+
+    # The entry holds positions among the shard's rows, whatever its physical layout.
+    entry = run(transform, build, load_from_cache_file=load_from_cache_file)
+    positions = read_indices(entry)
+    rows = shard.indices.take(positions) if shard.indices is not None else positions
+    return Shard(transform.fingerprint, shard.table, rows, (*shard.entries, entry))
+
+
+def units(parent: Dataset) -> list[tuple[Shard, int]]:
+    """What a row-local transform runs on, each with its first logical row.
+
+    The shards, when the dataset has no mapping; otherwise the whole dataset
+    as one piece, since a shuffled or sorted order crosses shards.
+    """
+    if parent._mapping is None:  # pyright: ignore[reportPrivateUsage]
+        shards = parent._shards  # pyright: ignore[reportPrivateUsage]
+        return list(zip(shards, offsets(shards), strict=False))
+    whole = Shard(
+        parent.fingerprint,
+        parent.data,
+        parent._indices,  # pyright: ignore[reportPrivateUsage]
+        parent._entries,  # pyright: ignore[reportPrivateUsage]
+    )
+    return [(whole, 0)]
+
+
+def shard_table(
+    transform: Transform,
+    write: Callable[[TableSink], None],
+    features_for: Callable[[pa.Schema], Features],
+    *,
+    load_from_cache_file: bool = True,
+) -> tuple[Shard, Features]:
+    """One output shard that ``write(sink)`` produces, cached under ``transform``; its features."""
+
+    def build(writer: EntryWriter) -> Mapping[str, Any]:
+        sink = TableSink(writer)
+        write(sink)
+        features = features_for(sink.close())
+        # The list form keeps the column order (manifests are written with sorted keys).
+        return {"kind": "table", "num_rows": sink.num_rows, "features": features.to_yaml_list()}
+
+    entry = run(transform, build, load_from_cache_file=load_from_cache_file)
+    return open_table_shard(entry)
+
+
+def open_table_shard(entry: CacheEntry) -> tuple[Shard, Features]:
+    """The shard a table entry holds, memory-mapped, and its features."""
+    features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
+    table = read_table(entry, features.arrow_schema)
+    return Shard(entry.fingerprint, table, None, (entry,), entry), features
+
+
+def shards_result(
+    parent: Dataset | None,
+    transform: Transform,
+    shards: Sequence[tuple[Shard, Features]],
+    *,
+    features: Features | None = None,
 ) -> Dataset:
-    """A dataset computed cheaply from ``parent`` without the cache (renames, column selection)."""
+    """The dataset made of the output ``shards`` of ``transform`` (features merged unless given)."""
     from dagster_ds.arrow._dataset import Dataset
 
-    return Dataset._derived(  # pyright: ignore[reportPrivateUsage]
+    if features is None:
+        features = merge_features([each for _, each in shards])
+    dataset = Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         parent,
-        data=data,
-        indices=parent._indices,  # pyright: ignore[reportPrivateUsage]
+        [shard for shard, _ in shards],
         fingerprint=transform.fingerprint,
+        features=features,
+        step=transform.step() if parent is not None else None,
+    )
+    dataset._output_format = OutputFormat()  # pyright: ignore[reportPrivateUsage]
+    return dataset
+
+
+def merge_features(features: Sequence[Features]) -> Features:
+    """The features of shards side by side, their Arrow types unified.
+
+    An all-null column takes the others' type, int64 and float64 give float64;
+    each column's feature is the first whose type is the unified one.
+    """
+    if len(features) == 1:
+        return features[0]
+    try:
+        unified = pa.unify_schemas(
+            [each.arrow_schema for each in features], promote_options="permissive"
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        raise SchemaMismatchError(
+            f"The dataset's shards (one per data file) have columns of types that cannot be "
+            f"combined: {error}. Make the files agree, or pass features=... to cast them all."
+        ) from error
+    merged: dict[str, Any] = {}
+    for field in unified:
+        merged[field.name] = next(
+            (
+                each[field.name]
+                for each in features
+                if field.name in each
+                and each.arrow_schema.field(field.name).type.equals(field.type)
+            ),
+            None,
+        ) or arrow_type_to_feature(field.type)
+    return Features(merged)
+
+
+def derived(
+    parent: Dataset,
+    transform: Transform,
+    change: Callable[[pa.Table], pa.Table],
+    features: Features,
+) -> Dataset:
+    """``parent`` with ``change`` (a zero-copy column operation) applied to each shard.
+
+    Renames, removals and selections of columns need no cache: rows and mapping stay.
+    """
+    from dagster_ds.arrow._dataset import Dataset
+
+    shards = [
+        Shard(
+            transform.for_shard(shard.fingerprint).fingerprint,
+            change(shard.table),
+            shard.indices,
+            shard.entries,
+        )
+        for shard in parent._shards  # pyright: ignore[reportPrivateUsage]
+    ]
+    return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+        parent,
+        shards,
+        fingerprint=transform.fingerprint,
+        mapping=parent._mapping,  # pyright: ignore[reportPrivateUsage]
+        mapping_entries=parent._mapping_entries,  # pyright: ignore[reportPrivateUsage]
         features=features,
         step=transform.step(),
     )

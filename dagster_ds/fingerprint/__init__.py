@@ -19,6 +19,7 @@ from dagster_ds.fingerprint._update import fingerprint_transform as fingerprint_
 from dagster_ds.fingerprint._update import (
     generate_random_fingerprint as generate_random_fingerprint,
 )
+from dagster_ds.fingerprint._update import rebase_transform as rebase_transform
 from dagster_ds.fingerprint._update import update_fingerprint as update_fingerprint
 
 __all__ = [
@@ -31,5 +32,6 @@ __all__ = [
     "explain",
     "fingerprint_transform",
     "generate_random_fingerprint",
+    "rebase_transform",
     "update_fingerprint",
 ]

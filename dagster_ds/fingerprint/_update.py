@@ -98,6 +98,29 @@ def fingerprint_transform(
     return tree.digest, tree
 
 
+def rebase_transform(tree: HashNode, parent: str, **values: str | int) -> str:
+    """The fingerprint of the transform described by ``tree``, applied to another parent.
+
+    The same digest as `update_fingerprint` gives for ``parent`` and the
+    transform's arguments, without hashing the arguments again: a transform
+    applied shard by shard is hashed once, then rebased on each shard's
+    fingerprint. ``values`` add components (a shard's row offset, say).
+
+    Example:
+        >>> fp, tree = fingerprint_transform("0" * 32, "map", {"batched": True})
+        >>> rebased = rebase_transform(tree, "1" * 32)
+        >>> rebased == update_fingerprint("1" * 32, "map", {"batched": True})
+        True
+    """
+    components = {
+        **tree.components,
+        "parent fingerprint": HashNode("fingerprint", "parent fingerprint", parent),
+    }
+    for name, value in sorted(values.items()):
+        components[f"shard {name}"] = leaf("value", f"shard {name}", str(value))
+    return combine("transform", components)
+
+
 def generate_random_fingerprint() -> str:
     """A fresh random fingerprint (128 bits), which no cache entry will ever match.
 

@@ -216,11 +216,12 @@ def _relabel(
     if isinstance(dataset, IterableDataset):
         return relabel_stream(dataset, fingerprint)
     step = LineageStep(f"dataset_asset:{asset}", fingerprint, tuple(parents.values()))
-    return Dataset._derived(  # pyright: ignore[reportPrivateUsage]
+    return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset,
-        data=dataset.data,
-        indices=dataset._indices,  # pyright: ignore[reportPrivateUsage]
+        dataset._shards,  # pyright: ignore[reportPrivateUsage]
         fingerprint=fingerprint,
+        mapping=dataset._mapping,  # pyright: ignore[reportPrivateUsage]
+        mapping_entries=dataset._mapping_entries,  # pyright: ignore[reportPrivateUsage]
         step=step,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -37,18 +38,26 @@ CHROMIUM_FLAGS = [
 ]
 
 
-def _chromium() -> str:
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Chromium binary; missing, the test fails under CI=true and skips elsewhere."""
     for name in ("chromium", "chromium-browser"):
         found = shutil.which(name)
         if found:
             return found
-    raise AssertionError("headless Chromium is not installed: apt-get install -y chromium")
+    reason = (
+        "headless Chromium is not installed (`make test` installs it when run as root with "
+        "apt-get; otherwise: sudo apt-get install -y chromium)"
+    )
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        raise AssertionError(f"{reason}; CI=true makes the web UI test mandatory")
+    pytest.skip(reason)
 
 
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_ui_shows_fingerprints_data_versions_and_freshness(
-    example: Example, tmp_path: Path
+    chromium: str, example: Example, tmp_path: Path
 ) -> None:
     env = {"DAGSTER_DS_CACHE": str(example.cache)}
     with Webserver(REPO_ROOT, example.home, env=env) as server:
@@ -74,7 +83,7 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
         server.query("mutation { setNuxSeen }")  # no "Join the Dagster community" modal
         page = subprocess.run(
             [
-                _chromium(),
+                chromium,
                 *CHROMIUM_FLAGS,
                 f"--user-data-dir={tmp_path / 'chromium'}",
                 "--virtual-time-budget=20000",

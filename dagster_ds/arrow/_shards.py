@@ -1,0 +1,111 @@
+"""Shards: the contiguous pieces a map-style dataset is made of, each with its own fingerprint.
+
+A dataset read from files has one shard per file; a row-local transform (map,
+filter, cast, column operations) turns each shard into one output shard,
+cached under ``rebase_transform(transform, shard fingerprint)``, so appending
+a file costs one shard. A shard is a table (memory-mapped from its cache
+entry) and, after a filter, the rows of that table it keeps. Global
+transforms (shuffle, sort, select) leave the shards alone and add a mapping
+over their concatenated rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import xxhash
+
+if TYPE_CHECKING:
+    from dagster_ds.cache import CacheEntry
+
+
+@dataclass(frozen=True, eq=False)
+class Shard:
+    """One contiguous piece of a dataset.
+
+    Attributes:
+        fingerprint: Names the shard's rows (its cache key).
+        table: The rows, memory-mapped from ``entries`` when cached.
+        indices: The rows of ``table`` the shard holds, in order (None: all).
+        entries: The cache entries the shard's files live in, held open.
+        table_entry: The entry whose whole table ``table`` is, if any: a stored
+            dataset references it instead of copying the rows.
+    """
+
+    fingerprint: str
+    table: pa.Table
+    indices: pa.Array | None = None
+    entries: tuple[CacheEntry, ...] = ()
+    table_entry: CacheEntry | None = None
+
+    @property
+    def num_rows(self) -> int:
+        """The rows the shard holds (after its indices, if any)."""
+        return len(self.indices) if self.indices is not None else self.table.num_rows
+
+    def read(self, start: int, stop: int) -> pa.Table:
+        """Rows ``start`` to ``stop`` of the shard (zero-copy without indices)."""
+        if self.indices is None:
+            return self.table.slice(start, max(stop - start, 0))
+        return self.table.take(self.indices.slice(start, max(stop - start, 0)))
+
+
+def shards_fingerprint(fingerprints: Sequence[str]) -> str:
+    """The fingerprint of a dataset made of shards with these fingerprints, in order.
+
+    A single shard's dataset has the shard's fingerprint.
+    """
+    if len(fingerprints) == 1:
+        return fingerprints[0]
+    digest = xxhash.xxh3_128(b"shards")
+    for fingerprint in fingerprints:
+        digest.update(b"\0" + fingerprint.encode())
+    return digest.hexdigest()
+
+
+def offsets(shards: Sequence[Shard]) -> list[int]:
+    """The first logical row of each shard, and the total row count last."""
+    starts = [0]
+    for shard in shards:
+        starts.append(starts[-1] + shard.num_rows)
+    return starts
+
+
+def concatenate(shards: Sequence[Shard], schema: pa.Schema) -> tuple[pa.Table, pa.Array | None]:
+    """The shards' tables as one table (zero-copy), and the rows of it they hold (None: all)."""
+    tables = [conform_table(shard.table, schema) for shard in shards]
+    table = pa.concat_tables(tables) if len(tables) != 1 else tables[0]
+    if all(shard.indices is None for shard in shards):
+        return table, None
+    pieces: list[pa.Array] = []
+    start = 0
+    for shard in shards:
+        if shard.indices is None:
+            pieces.append(pa.array(range(start, start + shard.table.num_rows), pa.uint64()))
+        else:
+            pieces.append(pc.add(shard.indices, pa.scalar(start, pa.uint64())))
+        start += shard.table.num_rows
+    physical = pa.concat_arrays(pieces) if pieces else pa.array([], pa.uint64())
+    return table, physical
+
+
+def conform_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with ``schema``'s columns in its order (zero-copy where the types agree).
+
+    A column the table lacks (a file without that key) is all null; one of
+    another type (``null`` where other files have values) is cast.
+    """
+    if table.schema.equals(schema):
+        return table
+    columns: list[pa.ChunkedArray] = []
+    for field in schema:
+        if field.name not in table.column_names:
+            columns.append(pa.chunked_array([pa.nulls(table.num_rows, field.type)], field.type))
+            continue
+        column = table.column(field.name)
+        columns.append(column if column.type.equals(field.type) else column.cast(field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
