@@ -56,7 +56,10 @@ from dagster_ds.hub.server._objects import (
     now_iso,
 )
 
-_FORMAT = "dagster_ds.testing.hub/1"
+# Format 2 stores commits as changes and gives each repo blob markers; a format-1 folder
+# (whole-tree commits) is upgraded in place when opened, and older servers refuse format 2.
+_FORMAT = "dagster_ds.hub.server/2"
+_UPGRADABLE = ("dagster_ds.testing.hub/1",)
 _COMMIT_CACHE_SIZE = 256
 
 
@@ -66,6 +69,7 @@ class HubStore:
     def __init__(self, root: Path, *, stale_after: float = 300.0) -> None:
         self.root = Path(root).resolve()
         self.stale_after = stale_after
+        self._upgrade = False
         self._check_or_initialise()
         self.tmp_dir = self.root / "tmp"
         self.uploads_dir = self.root / "uploads"
@@ -76,6 +80,8 @@ class HubStore:
         self._cache_lock = threading.Lock()
         self._held = threading.local()
         self._mark_older_repos()
+        if self._upgrade:
+            self._write_atomic(self.root / "hub.json", json.dumps({"format": _FORMAT}).encode())
         self.sweep()
 
     def _check_or_initialise(self) -> None:
@@ -88,6 +94,9 @@ class HubStore:
                     f"Cannot read the local Hub marker {str(marker)!r}: {e}. Point the server at"
                     " the folder it created, or at an empty folder to start a new store."
                 ) from e
+            if found in _UPGRADABLE:
+                self._upgrade = True
+                return
             if found != _FORMAT:
                 raise HubDataDirError(
                     f"The data folder {str(self.root)!r} holds local Hub format {found!r}, this"

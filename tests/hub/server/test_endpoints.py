@@ -103,7 +103,9 @@ def test_a_store_of_the_previous_format_keeps_working(tmp_path: Path, hf_cache: 
         commit.pop("chain", None)
         commit["files"] = full
         commit_file.write_text(json.dumps(commit))
+    (data / "hub.json").write_text(json.dumps({"format": "dagster_ds.testing.hub/1"}))
     with LocalHubServer(data) as hub:
+        assert json.loads((data / "hub.json").read_text())["format"] == "dagster_ds.hub.server/2"
         api = HfApi(endpoint=hub.endpoint, token="t")
         tree = api.list_repo_tree("user/legacy", repo_type="dataset", expand=True)
         titles = {e.path: e.last_commit.title for e in tree if e.last_commit}

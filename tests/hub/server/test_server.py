@@ -1,5 +1,6 @@
 """LocalHubServer lifecycle, persistence, the command line, and the public API."""
 
+import json
 import os
 import signal
 import socket
@@ -177,3 +178,31 @@ def test_local_hub_fixture_makes_it_the_default_hub(local_hub, hf_cache):
     assert Path(local).read_bytes() == b"x"
     assert os.environ["HF_ENDPOINT"] == local_hub.endpoint
     assert os.environ["HF_HUB_DISABLE_XET"] == "1"
+
+
+def _serve_once(data_dir: Path, *args: str) -> str:
+    """Start ``dagster-ds hub serve``, return the printed endpoint, stop it."""
+    command = [str(Path(sys.executable).parent / "dagster-ds"), "hub", "serve"]
+    process = subprocess.Popen(
+        [*command, "--data-dir", str(data_dir), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("HF_ENDPOINT="):
+                return line.strip().split("=", 1)[1]
+        raise AssertionError(process.stderr.read() if process.stderr else "no endpoint")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=15)
+
+
+def test_cli_stable_port_is_the_one_recorded_in_the_data_dir(tmp_path):
+    first = _serve_once(tmp_path / "hub", "--stable-port")
+    again = _serve_once(tmp_path / "hub", "--stable-port")
+    assert first == again
+    recorded = json.loads((tmp_path / "hub" / "port.json").read_text())["port"]
+    assert first == f"http://127.0.0.1:{recorded}"
