@@ -17,9 +17,14 @@ demo: $(STAMP)
 	$(BIN)/python -m definitions.demo
 
 ## Start the Dagster web UI (and daemon) on the demo's instance: http://127.0.0.1:3000
+## and the instance's embedded Hub on its recorded port, so the Hub links on
+## materializations open (the URL is printed as HF_ENDPOINT=...).
 DEMO := $(CURDIR)/.demo
+DEMO_HUB := $(DEMO)/dagster_home/storage/dagster_ds_hub
 ui: $(STAMP)
-	mkdir -p $(DEMO)/dagster_home
+	mkdir -p $(DEMO_HUB)
+	$(BIN)/dagster-ds hub serve --data-dir $(DEMO_HUB) --stable-port & hub=$$!; \
+	trap 'kill $$hub 2>/dev/null' EXIT INT TERM; \
 	DAGSTER_HOME=$(DEMO)/dagster_home DAGSTER_DS_CACHE=$(DEMO)/cache \
 		$(BIN)/dagster dev -w workspace.yaml
 

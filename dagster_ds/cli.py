@@ -19,7 +19,7 @@ import click
 from dagster_ds.cache import CacheStore
 from dagster_ds.cache._cli import cache_group
 from dagster_ds.fingerprint import HashNode, explain
-from dagster_ds.testing._cli import hub_group
+from dagster_ds.hub.server._cli import hub_group
 
 
 @click.group()

@@ -47,16 +47,7 @@ inherits that builtin too::
     │   ├── DatasetSourceNotFoundError (FileNotFoundError)  a source's path matches no file
     │   └── DatasetNotStoredError (FileNotFoundError)  storage lacks a recorded fingerprint
     └── LocalHubError                               the local Hub server failed or refused
-        ├── LocalHubStartError (RuntimeError)       the server did not start listening
-        ├── HubDataDirError (ValueError)            the data folder is not a local Hub store
-        ├── HubUnauthorizedError (PermissionError)  a request had a missing or wrong token
-        ├── HubBadRequestError (ValueError)         a request payload is malformed
-        ├── HubConflictError (ValueError)           a repo, branch or tag already exists
-        │   └── HubStaleParentError                 ``parent_commit`` is no longer the head
-        └── HubNotFoundError (LookupError)          something a request names does not exist
-            ├── HubRepositoryNotFoundError          no such repository
-            ├── HubRevisionNotFoundError            no such branch, tag, PR ref or commit
-            └── HubEntryNotFoundError               no such file or folder at that revision
+                                                    (its subclasses: dagster_ds.hub.server)
 
     DagsterDsWarning (UserWarning)
     ├── UnhashableTransformWarning      a transform got a random fingerprint
@@ -67,10 +58,9 @@ Messages say what failed, show the offending value, and say how to fix it.
 
 `HubRequestError` and its subclasses are raised on the client side (`push_to_hub`,
 `load_dataset` of a Hub repository); their messages never contain the token.
-The ``LocalHubError`` family is raised by the local Hub server's storage
-(`dagster_ds.testing`); the server turns each into the HTTP status and
-``X-Error-Code`` the real Hub uses, so ``huggingface_hub`` raises its own
-classes (``RepositoryNotFoundError``, ``RevisionNotFoundError``, ...).
+The ``LocalHubError`` family lives with the local Hub server, in
+`dagster_ds.hub.server` (so this module does not import the server); it is
+rooted in `DagsterDsError` like every other error here.
 """
 
 from __future__ import annotations
@@ -98,17 +88,8 @@ __all__ = [
     "FeatureError",
     "FormatOptionError",
     "HubAuthError",
-    "HubBadRequestError",
-    "HubConflictError",
-    "HubDataDirError",
-    "HubEntryNotFoundError",
     "HubFeaturesMismatchError",
-    "HubNotFoundError",
-    "HubRepositoryNotFoundError",
     "HubRequestError",
-    "HubRevisionNotFoundError",
-    "HubStaleParentError",
-    "HubUnauthorizedError",
     "IncompatibleFeaturesError",
     "InvalidArgumentError",
     "InvalidDataFilesError",
@@ -116,8 +97,6 @@ __all__ = [
     "InvalidFingerprintError",
     "InvalidRepoIdError",
     "InvalidStateError",
-    "LocalHubError",
-    "LocalHubStartError",
     "MalformedFileError",
     "NotASavedDatasetError",
     "OrchestrationError",
@@ -394,50 +373,6 @@ class DatasetSourceNotFoundError(OrchestrationError, FileNotFoundError):
 
 class DatasetNotStoredError(OrchestrationError, FileNotFoundError):
     """The IO manager's storage does not hold the fingerprint Dagster recorded for an asset."""
-
-
-class LocalHubError(DagsterDsError):
-    """The local Hub server (`dagster_ds.testing`) failed or refused a request."""
-
-
-class LocalHubStartError(LocalHubError, RuntimeError):
-    """The local Hub server did not start listening (port taken, startup timeout)."""
-
-
-class HubDataDirError(LocalHubError, ValueError):
-    """The data folder given to the local Hub server is not a local Hub store."""
-
-
-class HubUnauthorizedError(LocalHubError, PermissionError):
-    """A request to the local Hub server had a missing or wrong token."""
-
-
-class HubBadRequestError(LocalHubError, ValueError):
-    """A request to the local Hub server has a malformed payload or argument."""
-
-
-class HubConflictError(LocalHubError, ValueError):
-    """A repository, branch or tag that a request creates already exists."""
-
-
-class HubStaleParentError(HubConflictError):
-    """A commit's ``parent_commit`` is no longer the head of the branch it targets."""
-
-
-class HubNotFoundError(LocalHubError, LookupError):
-    """Something a request to the local Hub server names does not exist."""
-
-
-class HubRepositoryNotFoundError(HubNotFoundError):
-    """No repository with that type and id exists on the local Hub server."""
-
-
-class HubRevisionNotFoundError(HubNotFoundError):
-    """No branch, tag, pull-request ref or commit with that name exists in the repository."""
-
-
-class HubEntryNotFoundError(HubNotFoundError):
-    """No file or folder with that path exists at the requested revision."""
 
 
 class DagsterDsWarning(UserWarning):

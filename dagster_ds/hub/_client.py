@@ -36,7 +36,10 @@ if TYPE_CHECKING:
 
 REPO_TYPE = "dataset"
 LIBRARY = "dagster_ds"
-_REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
+# What this package sends a local Hub when no token is given (any-token mode accepts it).
+LOCAL_HUB_TOKEN = "dagster-ds-local-hub"
+REPO_NAME_MAX = 96
+_REPO_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
 
 def resolve_endpoint(endpoint: str | None) -> str:
@@ -62,29 +65,53 @@ def is_local_endpoint(endpoint: str) -> bool:
         return False
 
 
-def prepare_for_endpoint(endpoint: str) -> None:
-    """Switch Xet and telemetry off for a local endpoint, here and in child processes."""
-    if not is_local_endpoint(endpoint):
-        return
+def disable_xet_and_telemetry() -> None:
+    """Keep ``huggingface_hub`` off Xet and telemetry, now and in subprocesses.
+
+    Both are read at import time, so the variables are set for later imports
+    and the already-imported constants are patched. A local Hub speaks LFS, not
+    Xet, and telemetry's user-agent code would fetch from huggingface.co.
+    """
+    os.environ["HF_HUB_DISABLE_XET"] = "1"
+    os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
     from huggingface_hub import constants
 
     constants.HF_HUB_DISABLE_XET = True
     constants.HF_HUB_DISABLE_TELEMETRY = True
-    os.environ["HF_HUB_DISABLE_XET"] = "1"
-    os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+
+
+def prepare_for_endpoint(endpoint: str) -> None:
+    """Switch Xet and telemetry off for a local endpoint, here and in child processes."""
+    if is_local_endpoint(endpoint):
+        disable_xet_and_telemetry()
+
+
+def is_valid_repo_name(part: str) -> bool:
+    """Whether ``part`` is a valid namespace or repository name, by the Hub's rules.
+
+    Letters, digits, ``-``, ``_`` and ``.``; 1 to 96 characters; no ``--`` or
+    ``..``; not starting or ending with ``-`` or ``.``; not ending with ``.git``.
+    """
+    return (
+        len(part) <= REPO_NAME_MAX
+        and _REPO_NAME.fullmatch(part) is not None
+        and "--" not in part
+        and ".." not in part
+        and not part.endswith(".git")
+    )
+
+
+def is_valid_repo_id(repo_id: object) -> bool:
+    """Whether ``repo_id`` is ``name`` or ``namespace/name`` with valid parts."""
+    if not isinstance(repo_id, str):
+        return False
+    parts = repo_id.split("/")
+    return 1 <= len(parts) <= 2 and all(is_valid_repo_name(part) for part in parts)
 
 
 def check_repo_id(repo_id: object) -> str:
     """``repo_id`` if it is a valid dataset repository id, else `InvalidRepoIdError`."""
-    valid = (
-        isinstance(repo_id, str)
-        and bool(_REPO_ID.match(repo_id))
-        and len(repo_id) <= 96
-        and "--" not in repo_id
-        and ".." not in repo_id
-        and not repo_id.endswith(".git")
-        and not any(part.startswith((".", "-")) for part in repo_id.split("/"))
-    )
+    valid = is_valid_repo_id(repo_id) and len(str(repo_id)) <= REPO_NAME_MAX
     if not valid:
         raise InvalidRepoIdError(
             f"Invalid repository id {repo_id!r}: use 'name' or 'namespace/name' with letters, "
@@ -100,8 +127,11 @@ class HubClient:
     def __init__(self, endpoint: str | None, token: str | None) -> None:
         self.endpoint = resolve_endpoint(endpoint)
         prepare_for_endpoint(self.endpoint)
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi, get_token
 
+        if token is None and is_local_endpoint(self.endpoint):
+            # A local Hub in any-token mode still wants *a* token for writes.
+            token = get_token() or LOCAL_HUB_TOKEN
         self._token = token
         self.api: HfApi = HfApi(endpoint=self.endpoint, token=token, library_name=LIBRARY)
         self._fs: HfFileSystem | None = None

@@ -3,10 +3,15 @@
 - ``token`` set (``HubResource(token=dg.EnvVar("HF_TOKEN"))``): the real Hub,
   or ``endpoint`` when given (a Hub mirror or enterprise deployment);
 - ``endpoint`` only: that server, without a token (a `LocalHubServer` you run);
-- neither: an embedded `LocalHubServer`, started for the run's step and
-  stopped after it, with its repositories kept in ``local_data_dir`` (default:
-  ``dagster_ds_hub`` in the Dagster instance's storage folder), so pipelines
-  run offline and the pushed history survives between runs.
+- neither: an embedded `LocalHubServer`, started when a step first pushes
+  (lazily: a step that never pushes starts nothing) and stopped after it, with
+  its repositories kept in ``local_data_dir`` (default: ``dagster_ds_hub`` in the
+  Dagster instance's storage folder), so pipelines run offline and the pushed
+  history survives between runs. The embedded Hub of an instance keeps one
+  port, recorded in that folder (``port.json``), so the Hub links recorded on
+  materializations stay valid: they open whenever that Hub is served again
+  (``make ui`` serves it next to the web UI; ``dagster-ds hub serve --data-dir
+  <folder> --stable-port`` does too).
 
 The client never uses Xet or telemetry against the embedded server
 (``HF_HUB_DISABLE_XET=1``, ``HF_HUB_DISABLE_TELEMETRY=1``). Pushes to one
@@ -16,8 +21,8 @@ file lock, so two splits pushed concurrently never race on the dataset card.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import re
 import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -29,19 +34,17 @@ from filelock import FileLock
 from pydantic import Field, PrivateAttr
 
 from dagster_ds.errors import DatasetAssetDefinitionError
-from dagster_ds.testing import LocalHubServer
+from dagster_ds.hub._client import LOCAL_HUB_TOKEN, disable_xet_and_telemetry, is_valid_repo_id
 
 if TYPE_CHECKING:
     from dagster_ds.arrow import Dataset
     from dagster_ds.hub import PushResult
+    from dagster_ds.hub.server import LocalHubServer
     from dagster_ds.streaming import IterableDataset
 
 __all__ = ["HubResource", "HubTarget"]
 
 HUB_ENDPOINT = "https://huggingface.co"
-# The embedded server accepts any token; the client still wants one to create repos.
-_LOCAL_TOKEN = "dagster-ds-local-hub"
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$|^[A-Za-z0-9][\w.-]*$")
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,11 @@ class HubTarget:
     private: bool | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.repo_id, str) or not _REPO_ID.match(self.repo_id):
+        if not is_valid_repo_id(self.repo_id):
             raise DatasetAssetDefinitionError(
                 f"push_to_hub repo id {self.repo_id!r} is not valid: use 'namespace/name' with"
-                " letters, digits, '-', '_' and '.'."
+                " letters, digits, '-', '_' and '.' (at most 96 characters each, no '--' or"
+                " '..', not starting or ending with '-' or '.')."
             )
 
     def describe(self) -> str:
@@ -147,6 +151,13 @@ class HubResource(dg.ConfigurableResource):
         return self._embedded().endpoint
 
     @property
+    def web_url(self) -> str:
+        """The Hub's lasting web address: for the embedded Hub, its recorded port."""
+        if self.is_embedded:
+            return self._embedded().stable_endpoint
+        return self.url
+
+    @property
     def identity(self) -> str:
         """Which Hub this is, stable across runs (the embedded one's port is not)."""
         if self.is_embedded:
@@ -176,17 +187,19 @@ class HubResource(dg.ConfigurableResource):
                     " from an asset, or configure endpoint= or token=."
                 )
             disable_xet_and_telemetry()
+            from dagster_ds.hub.server import LocalHubServer
+
             os.makedirs(self._data_dir, exist_ok=True)
-            self._server = LocalHubServer(self._data_dir).start()
+            self._server = LocalHubServer(self._data_dir, stable_port=True).start()
         return self._server
 
     def client_token(self) -> str | None:
         """The token to give ``huggingface_hub`` (a placeholder for the embedded Hub)."""
-        return _LOCAL_TOKEN if self.is_embedded else self.token
+        return LOCAL_HUB_TOKEN if self.is_embedded else self.token
 
     def repo_url(self, repo_id: str) -> str:
         """The web URL of a dataset repository on this Hub."""
-        return f"{self.url}/datasets/{repo_id}"
+        return f"{self.web_url}/datasets/{repo_id}"
 
     def commit_url(self, repo_id: str, commit: str) -> str:
         """The web URL of one commit of a dataset repository."""
@@ -205,7 +218,7 @@ class HubResource(dg.ConfigurableResource):
         """
         split = target.split or dataset.split or "train"
         with self.repo_lock(target.repo_id):
-            return dataset.push_to_hub(
+            result = dataset.push_to_hub(
                 target.repo_id,
                 config_name=target.config_name,
                 split=split,
@@ -214,6 +227,11 @@ class HubResource(dg.ConfigurableResource):
                 private=target.private,
                 endpoint=self.url,
             )
+        if self.is_embedded:
+            # The step's server may have a port of its own; the link uses the lasting one.
+            url = self.commit_url(target.repo_id, result.commit_oid)
+            result = dataclasses.replace(result, commit_url=url)
+        return result
 
     @contextmanager
     def repo_lock(self, repo_id: str) -> Iterator[None]:
@@ -222,20 +240,6 @@ class HubResource(dg.ConfigurableResource):
         os.makedirs(folder, exist_ok=True)
         with FileLock(os.path.join(folder, repo_id.replace("/", "--") + ".lock")):
             yield
-
-
-def disable_xet_and_telemetry() -> None:
-    """Keep ``huggingface_hub`` off Xet and telemetry, now and in subprocesses.
-
-    Both are read at import time, so the variables are set for later imports
-    and the already-imported constants are patched.
-    """
-    os.environ["HF_HUB_DISABLE_XET"] = "1"
-    os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
-    from huggingface_hub import constants
-
-    constants.HF_HUB_DISABLE_XET = True
-    constants.HF_HUB_DISABLE_TELEMETRY = True
 
 
 def _default_data_dir(context: dg.InitResourceContext) -> str:

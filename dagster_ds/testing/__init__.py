@@ -1,10 +1,9 @@
-"""A local server speaking the Hugging Face Hub HTTP API, for tests and offline pipelines.
+"""Test helpers: the pytest plugin, and the local Hub server re-exported.
 
-``huggingface_hub`` (with Xet disabled) and ``datasets.load_dataset`` accept it as
-their Hub: create repos, push commits with LFS files, open pull-request refs,
-list trees and download files, all on this machine. For pytest, add
-``pytest_plugins = ["dagster_ds.testing.pytest_plugin"]`` to ``conftest.py`` and
-use the ``local_hub`` fixture.
+The server lives in `dagster_ds.hub.server`; it is re-exported here for compatibility.
+
+For pytest, add ``pytest_plugins = ["dagster_ds.testing.pytest_plugin"]`` to
+``conftest.py`` and use the ``local_hub`` fixture.
 
 Example:
     >>> from huggingface_hub import HfApi
@@ -16,8 +15,8 @@ Example:
     ['.gitattributes']
 """
 
-from dagster_ds.testing._app import create_hub_app as create_hub_app
-from dagster_ds.testing._server import LocalHubServer as LocalHubServer
+from dagster_ds.hub.server import LocalHubServer as LocalHubServer
+from dagster_ds.hub.server import create_hub_app as create_hub_app
 
 __all__ = [
     "LocalHubServer",

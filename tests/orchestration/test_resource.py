@@ -198,3 +198,29 @@ def test_a_stream_is_pushed_as_a_stream_without_a_dataset_io_manager(
     assert _commits(hub_data, "user/stream")[0] == metadata_value(
         materialization, "dagster_ds/hub_commit"
     )
+
+
+def test_the_embedded_hub_keeps_one_port_so_recorded_links_open(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    import urllib.request
+
+    assets = _pipeline(corpus)
+    resources = {
+        "io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage")),
+        "hub": HubResource(),
+    }
+    assert dg.materialize(assets, instance=instance, resources=resources, selection=assets).success
+    first = metadata_value(latest(instance, "published"), "dagster_ds/hub_url")
+    corpus.write_text(corpus.read_text() + '{"text": "one more line of text"}\n')  # a new commit
+    assert dg.materialize(assets, instance=instance, resources=resources, selection=assets).success
+    second = metadata_value(latest(instance, "published"), "dagster_ds/hub_url")
+    assert first != second
+    assert first.split("/datasets/")[0] == second.split("/datasets/")[0]  # one port
+    data_dir = Path(instance.storage_directory()) / "dagster_ds_hub"
+    with LocalHubServer(data_dir, stable_port=True) as hub:  # what `make ui` serves
+        assert second.startswith(hub.endpoint)
+        for url in (first, second, second.split("/commit/")[0]):
+            with urllib.request.urlopen(url, timeout=10) as page:
+                assert page.status == 200
+                assert "text/html" in page.headers["content-type"]

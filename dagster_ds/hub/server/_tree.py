@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from dagster_ds.errors import HubEntryNotFoundError
-from dagster_ds.testing._objects import Commit, RepoId
-from dagster_ds.testing._store import HubStore
+from dagster_ds.hub.server._errors import HubEntryNotFoundError
+from dagster_ds.hub.server._objects import Commit, RepoId
+from dagster_ds.hub.server._store import HubStore
 
 
 def folder_json(commit: Commit, folder: str) -> dict[str, Any]:
-    return {"type": "directory", "oid": commit.folder_oid(folder), "size": 0, "path": folder}
+    return {"type": "directory", "oid": commit.folder_oids[folder], "size": 0, "path": folder}
 
 
 def list_folder(commit: Commit, folder: str, *, recursive: bool) -> list[dict[str, Any]]:
@@ -19,7 +19,7 @@ def list_folder(commit: Commit, folder: str, *, recursive: bool) -> list[dict[st
 
     Raises `HubEntryNotFoundError` when ``folder`` is not a folder of the commit.
     """
-    folders = commit.folders()
+    folders = commit.folders
     if folder and folder not in folders:
         raise HubEntryNotFoundError(
             f"{folder!r} is not a folder at commit {commit.id!r}"
@@ -39,7 +39,7 @@ def list_folder(commit: Commit, folder: str, *, recursive: bool) -> list[dict[st
 
 def paths_info(commit: Commit, paths: Iterable[str]) -> list[dict[str, Any]]:
     """Entries for the paths that exist in the commit; missing paths are left out."""
-    folders = commit.folders()
+    folders = commit.folders
     out: list[dict[str, Any]] = []
     for raw in paths:
         path = raw.strip("/")
@@ -50,27 +50,20 @@ def paths_info(commit: Commit, paths: Iterable[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _signature(commit: Commit | None, path: str, is_folder: bool) -> str | None:
-    if commit is None:
-        return None
-    if is_folder:
-        return commit.folder_oid(path) if commit.files_under(path) else None
-    entry = commit.files.get(path)
-    return entry.oid if entry is not None else None
-
-
 def add_last_commits(
     store: HubStore, repo: RepoId, head: Commit, entries: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Add ``lastCommit`` (the newest first-parent commit that changed it) to each entry."""
+    """Add ``lastCommit`` (the newest first-parent commit that changed it) to each entry.
+
+    Walks the history once, looking only at each commit's changed paths and their
+    folders, so the cost is the number of changes walked, not history x files.
+    """
     remaining = {e["path"]: e for e in entries}
     for commit in store.history(repo, head):
-        parent = store.read_commit(repo, commit.parents[0]) if commit.parents else None
-        for path, entry in list(remaining.items()):
-            is_folder = entry["type"] == "directory"
-            if _signature(parent, path, is_folder) != _signature(commit, path, is_folder):
+        for path in store.touched_paths(repo, commit):
+            entry = remaining.pop(path, None)
+            if entry is not None:
                 entry["lastCommit"] = {"id": commit.id, "title": commit.title, "date": commit.date}
-                del remaining[path]
         if not remaining:
             break
     return entries

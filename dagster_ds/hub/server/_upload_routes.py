@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, Response
 
-from dagster_ds.errors import HubBadRequestError
-from dagster_ds.testing._commits import make_commit, parse_commit_payload
-from dagster_ds.testing._http import Call, Route, logger, route
-from dagster_ds.testing._lfs_rules import upload_mode
-from dagster_ds.testing._objects import RepoId, validate_path
-from dagster_ds.testing._repo_routes import json_body, repo_url
+from dagster_ds.hub.server._commits import make_commit, parse_commit_payload, read_lines
+from dagster_ds.hub.server._errors import HubBadRequestError
+from dagster_ds.hub.server._http import Call, Route, logger, receive_body, route
+from dagster_ds.hub.server._lfs import token_owner
+from dagster_ds.hub.server._lfs_rules import upload_mode
+from dagster_ds.hub.server._objects import RepoId, validate_path
+from dagster_ds.hub.server._payload import integer, json_object, text
+from dagster_ds.hub.server._repo_routes import json_body, repo_url
 
 _LFS_JSON = "application/vnd.git-lfs+json"
 
@@ -32,7 +32,7 @@ def preupload(call: Call) -> Response:
     repo, _ = call.readable_repo()
     _, commit = call.store.resolve(repo, call.params["rev"])
     files = json_body(call).get("files")
-    if not isinstance(files, list):
+    if not isinstance(files, list) or not files:
         raise HubBadRequestError(
             "preupload needs {'files': [{'path', 'sample', 'size'}, ...]}, as create_commit sends."
         )
@@ -44,14 +44,15 @@ def preupload(call: Call) -> Response:
     for item in files:
         if not isinstance(item, dict):
             raise HubBadRequestError(f"preupload file entry {item!r} is not an object.")
-        path = validate_path(str(item.get("path", "")))
+        what = "preupload file entry"
+        path = validate_path(text(item, "path", what, default="") or "")
         try:
-            sample = base64.b64decode(item.get("sample") or "", validate=True)
+            sample = base64.b64decode(text(item, "sample", what, default="") or "", validate=True)
         except (binascii.Error, ValueError) as e:
             raise HubBadRequestError(f"preupload sample of {path!r} is not base64.") from e
         mode = upload_mode(
             path=path,
-            size=int(item.get("size", 0)),
+            size=integer(item, "size", what, default=0) or 0,
             sample=sample,
             gitattributes=gitattributes,
             lfs_threshold=call.hub.settings.lfs_threshold,
@@ -62,9 +63,24 @@ def preupload(call: Call) -> Response:
     return JSONResponse({"files": answers, "commitOid": commit.id})
 
 
-def commit(call: Call) -> Response:
-    repo, _ = call.readable_repo()
-    request = parse_commit_payload(call.body)
+_COMPLETION_LIMIT = 2 * 1024 * 1024  # 10,000 parts' ETags fit easily
+
+
+async def commit(call: Call) -> Response:
+    repo, _ = await run_in_threadpool(call.readable_repo)
+    settings = call.hub.settings
+    tmp = call.store.new_temp_path()
+    try:
+        await _receive(call, tmp, limit=settings.max_commit_body)
+        return await run_in_threadpool(_commit_from_file, call, repo, tmp)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _commit_from_file(call: Call, repo: RepoId, payload: Path) -> Response:
+    max_line = call.hub.settings.max_json_body
+    lines = read_lines(payload, max_line)
+    request = parse_commit_payload(lines, call.store, repo, max_line=max_line)
     result = make_commit(
         call.store,
         repo,
@@ -106,22 +122,26 @@ def _lfs_repo(call: Call) -> RepoId:
 
 
 def lfs_batch(call: Call) -> Response:
-    _lfs_repo(call)
-    answer = call.hub.lfs.batch(json_body(call), call.base_url)
+    repo = _lfs_repo(call)
+    owner = token_owner(call.token)
+    answer = call.hub.lfs.batch(json_body(call), call.base_url, repo, owner)
     return JSONResponse(answer, media_type=_LFS_JSON)
 
 
 def lfs_verify(call: Call) -> Response:
-    call.hub.lfs.verify(json_body(call))
+    repo, _ = call.readable_repo()
+    call.hub.lfs.verify(json_body(call), repo)
     return JSONResponse({"success": True})
 
 
-async def _receive(call: Call, tmp: Path) -> None:
+async def _receive(call: Call, tmp: Path, *, limit: int) -> None:
+    """Stream the body to ``tmp`` (at most ``limit`` bytes); removes ``tmp`` on failure."""
     try:
         with open(tmp, "wb") as f:
-            async for chunk in call.request.stream():
-                f.write(chunk)
-    except (ClientDisconnect, OSError):
+            await receive_body(
+                call.request, limit=limit, timeout=call.hub.settings.body_timeout, sink=f.write
+            )
+    except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 
@@ -129,33 +149,43 @@ async def _receive(call: Call, tmp: Path) -> None:
 async def lfs_upload_single(call: Call) -> Response:
     lfs = call.hub.lfs
     session = await run_in_threadpool(lfs.session, call.params["session"])
+    if session.chunk_size is not None:
+        raise HubBadRequestError(
+            "This LFS upload is multipart: PUT each part to its own URL, then POST the ETags."
+        )
     tmp = call.store.new_temp_path()
-    await _receive(call, tmp)
-    await run_in_threadpool(lfs.complete_single, session, tmp)
+    await _receive(call, tmp, limit=session.size)
+    try:
+        await run_in_threadpool(lfs.complete_single, session, tmp)
+    finally:
+        tmp.unlink(missing_ok=True)
     return Response(status_code=200)
 
 
 async def lfs_upload_part(call: Call) -> Response:
     lfs = call.hub.lfs
     session = await run_in_threadpool(lfs.session, call.params["session"])
+    text_part = call.params["part"]
+    if not text_part.isdigit() or len(text_part) > 6:
+        raise HubBadRequestError(f"Part number {text_part[:20]!r} is not a positive integer.")
+    part = int(text_part)
+    tmp, size = lfs.part_file(session, part)
+    await _receive(call, tmp, limit=size)
     try:
-        part = int(call.params["part"])
-    except ValueError as e:
-        raise HubBadRequestError(f"Part number {call.params['part']!r} is not an int.") from e
-    tmp = lfs.new_part_file(session, part)
-    await _receive(call, tmp)
-    etag = await run_in_threadpool(lfs.finish_part, session, part, tmp)
+        etag = await run_in_threadpool(lfs.finish_part, session, part, tmp)
+    finally:
+        tmp.unlink(missing_ok=True)
     return Response(status_code=200, headers={"ETag": f'"{etag}"'})
 
 
-def lfs_complete_multipart(call: Call) -> Response:
+async def lfs_complete_multipart(call: Call) -> Response:
     lfs = call.hub.lfs
-    session = lfs.session(call.params["session"])
-    try:
-        payload = json.loads(call.body)
-    except ValueError as e:
-        raise HubBadRequestError("Multipart completion body is not JSON.") from e
-    lfs.complete_multipart(session, payload)
+    session = await run_in_threadpool(lfs.session, call.params["session"])
+    body = await receive_body(
+        call.request, limit=_COMPLETION_LIMIT, timeout=call.hub.settings.body_timeout
+    )
+    payload = json_object(body, "Multipart completion body")
+    await run_in_threadpool(lfs.complete_multipart, session, payload)
     return JSONResponse({"success": True})
 
 
@@ -164,11 +194,11 @@ LFS = "info/lfs/objects"
 
 ROUTES: list[Route] = [
     route("POST", f"{API}/preupload/{{rev}}", preupload),
-    route("POST", f"{API}/commit/{{rev}}", commit),
+    route("POST", f"{API}/commit/{{rev}}", commit, streaming=True),
     route("POST", f"{{types}}/{{namespace}}/{{name}}/{LFS}/batch", lfs_batch),
     route("POST", f"{{namespace}}/{{name}}/{LFS}/batch", lfs_batch),
-    route("POST", "lfs-verify", lfs_verify),
+    route("POST", "lfs-verify/{type}/{namespace}/{name}", lfs_verify),
     route("PUT", "lfs-uploads/{session}", lfs_upload_single, public=True, streaming=True),
-    route("POST", "lfs-uploads/{session}", lfs_complete_multipart, public=True),
+    route("POST", "lfs-uploads/{session}", lfs_complete_multipart, public=True, streaming=True),
     route("PUT", "lfs-uploads/{session}/{part}", lfs_upload_part, public=True, streaming=True),
 ]

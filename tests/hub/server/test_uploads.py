@@ -21,7 +21,7 @@ from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 from huggingface_hub.hf_api import BlobLfsInfo
 from huggingface_hub.lfs import UploadInfo, post_lfs_batch_info
 
-from dagster_ds.testing import LocalHubServer
+from dagster_ds.hub.server import LocalHubServer
 
 REPO = "user/demo"
 

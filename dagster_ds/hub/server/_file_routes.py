@@ -8,7 +8,6 @@ A ``Range: bytes=...`` request gets ``206`` with ``Content-Range``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +16,11 @@ from urllib.parse import parse_qs
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from dagster_ds.errors import HubBadRequestError, HubEntryNotFoundError
-from dagster_ds.testing._http import Call, Route, error_response, route
-from dagster_ds.testing._objects import Commit, FileEntry
-from dagster_ds.testing._tree import add_last_commits, list_folder, paths_info
+from dagster_ds.hub.server._errors import HubBadRequestError, HubEntryNotFoundError
+from dagster_ds.hub.server._http import Call, Route, error_response, route
+from dagster_ds.hub.server._objects import Commit, FileEntry
+from dagster_ds.hub.server._payload import boolean, json_object
+from dagster_ds.hub.server._tree import add_last_commits, list_folder, paths_info
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 _READ_SIZE = 1 << 20
@@ -38,12 +38,14 @@ def tree(call: Call) -> Response:
 def _requested_paths(call: Call) -> tuple[list[str], bool]:
     content_type = call.request.headers.get("content-type", "")
     if "json" in content_type:
-        try:
-            data = json.loads(call.body or b"{}")
-        except ValueError as e:
-            raise HubBadRequestError(f"paths-info body is not JSON: {call.body[:200]!r}.") from e
+        data = json_object(call.body, "paths-info body")
         paths = data.get("paths", [])
-        return ([paths] if isinstance(paths, str) else list(paths)), bool(data.get("expand"))
+        paths = [paths] if isinstance(paths, str) else paths
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise HubBadRequestError(
+                f"paths-info: 'paths' must be a list of strings, got {paths!r:.100}."
+            )
+        return paths, boolean(data, "expand", "paths-info")
     form = parse_qs(call.body.decode("utf-8", errors="replace"), keep_blank_values=True)
     expand = form.get("expand", ["false"])[-1].lower() in ("1", "true")
     return form.get("paths", []), expand
@@ -149,7 +151,13 @@ async def resolve(call: Call) -> Response:
 
 ROUTES: list[Route] = [
     route("GET", "api/{types}/{namespace}/{name}/tree/{rev}/{path*}", tree),
-    route("POST", "api/{types}/{namespace}/{name}/paths-info/{rev}", get_paths_info),
+    route(
+        "POST",
+        "api/{types}/{namespace}/{name}/paths-info/{rev}",
+        get_paths_info,
+        write=False,
+        form=True,
+    ),
     route("GET HEAD", "{types}/{namespace}/{name}/resolve/{rev}/{path*}", resolve),
     route("GET HEAD", "{namespace}/{name}/resolve/{rev}/{path*}", resolve),
 ]

@@ -10,7 +10,13 @@ Layout of the data folder::
     repos/<type>s/<namespace>/<name>/
         repo.json                         id, visibility, creation date
         refs.json                         {"refs/heads/main": <commit id>, "refs/pr/1": ...}
-        commits/<commit id>.json          the commit with its whole file tree
+        commits/<commit id>.json          the commit: its changes (every 100th: its whole tree)
+        objects/<sha256>                  empty marker: this repo may reference that blob
+
+A repository may reference only blobs it has markers for (it received their
+content), so content stored for one repository is never reachable from another;
+a blob no repository marks is deleted (when its last repository is deleted, and
+by the sweep). Markers and blobs change under one store-wide lock.
 
 Every file is written in ``tmp/``, flushed and renamed into place, so a reader
 never sees a partial file. A commit becomes visible only when ``refs.json`` is
@@ -34,33 +40,49 @@ from typing import Any
 
 from filelock import FileLock
 
-from dagster_ds.errors import (
+from dagster_ds.hub.server._errors import (
+    HubBadRequestError,
     HubConflictError,
     HubDataDirError,
     HubRepositoryNotFoundError,
     HubRevisionNotFoundError,
 )
-from dagster_ds.testing._objects import COMMIT_ID, Commit, FileEntry, RepoId, now_iso
+from dagster_ds.hub.server._objects import (
+    COMMIT_ID,
+    DEFAULT_REF,
+    Commit,
+    FileEntry,
+    RepoId,
+    now_iso,
+)
 
-_FORMAT = "dagster_ds.testing.hub/1"
-_COMMIT_CACHE_SIZE = 4096
-_STALE_TEMP_SECONDS = 3600
+# Format 2 stores commits as changes and gives each repo blob markers; a format-1 folder
+# (whole-tree commits) is upgraded in place when opened, and older servers refuse format 2.
+_FORMAT = "dagster_ds.hub.server/2"
+_UPGRADABLE = ("dagster_ds.testing.hub/1",)
+_COMMIT_CACHE_SIZE = 256
 
 
 class HubStore:
     """The local Hub's data folder. Safe to share between threads of one server."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, stale_after: float = 300.0) -> None:
         self.root = Path(root).resolve()
+        self.stale_after = stale_after
+        self._upgrade = False
         self._check_or_initialise()
         self.tmp_dir = self.root / "tmp"
         self.uploads_dir = self.root / "uploads"
         for folder in (self.tmp_dir, self.uploads_dir, self.root / "blobs", self.root / "repos"):
             folder.mkdir(parents=True, exist_ok=True)
-        self._drop_stale_temp_files()
+        self._blob_thread_lock = threading.RLock()
         self._commit_cache: dict[tuple[RepoId, str], Commit] = {}
         self._cache_lock = threading.Lock()
         self._held = threading.local()
+        self._mark_older_repos()
+        if self._upgrade:
+            self._write_atomic(self.root / "hub.json", json.dumps({"format": _FORMAT}).encode())
+        self.sweep()
 
     def _check_or_initialise(self) -> None:
         marker = self.root / "hub.json"
@@ -72,6 +94,9 @@ class HubStore:
                     f"Cannot read the local Hub marker {str(marker)!r}: {e}. Point the server at"
                     " the folder it created, or at an empty folder to start a new store."
                 ) from e
+            if found in _UPGRADABLE:
+                self._upgrade = True
+                return
             if found != _FORMAT:
                 raise HubDataDirError(
                     f"The data folder {str(self.root)!r} holds local Hub format {found!r}, this"
@@ -89,9 +114,30 @@ class HubStore:
             marker, json.dumps({"format": _FORMAT}).encode(), tmp_dir=self.root / "tmp"
         )
 
-    def _drop_stale_temp_files(self) -> None:
-        """Remove what killed writers left in ``tmp/`` (old enough not to be in flight)."""
-        cutoff = time.time() - _STALE_TEMP_SECONDS
+    def _mark_older_repos(self) -> None:
+        """Give repositories of an older store (no ``objects/``) the markers of all their blobs."""
+        for folder in (self.root / "repos").glob("*/*/*"):
+            if (folder / "objects").is_dir() or not (folder / "repo.json").is_file():
+                continue
+            staging = folder / f"objects.{uuid.uuid4().hex}"
+            staging.mkdir()
+            for commit_file in (folder / "commits").glob("*.json"):
+                data = json.loads(commit_file.read_text())
+                for entries in (data.get("files") or {}, data.get("changes") or {}):
+                    for entry in entries.values():
+                        if entry is not None:
+                            (staging / entry["sha256"]).touch()
+            with contextlib.suppress(OSError):  # another server migrated it meanwhile
+                os.rename(staging, folder / "objects")
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def sweep(self) -> None:
+        """Remove what killed writers left in ``tmp/`` (unchanged for ``stale_after`` seconds).
+
+        Other servers may share the folder, so only files idle long enough not to
+        be in flight are removed.
+        """
+        cutoff = time.time() - self.stale_after
         for path in self.tmp_dir.iterdir():
             with contextlib.suppress(OSError):
                 if path.lstat().st_mtime < cutoff:
@@ -126,6 +172,42 @@ class HubStore:
     def blob_path(self, sha256: str) -> Path:
         return self.root / "blobs" / sha256[:2] / sha256
 
+    @contextlib.contextmanager
+    def blobs_locked(self) -> Iterator[None]:
+        """Hold the store-wide lock on blobs and markers (threads and processes)."""
+        lock_path = self.root / "locks" / "blobs.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._blob_thread_lock, FileLock(str(lock_path)):
+            yield
+
+    def _marker(self, repo: RepoId, sha256: str) -> Path:
+        return self._repo_dir(repo) / "objects" / sha256
+
+    def repo_has_object(self, repo: RepoId, sha256: str) -> bool:
+        """Whether ``repo`` received the content ``sha256`` (and so may reference it)."""
+        return self._marker(repo, sha256).exists()
+
+    def _mark(self, repo: RepoId, sha256: str) -> None:
+        marker = self._marker(repo, sha256)
+        if not marker.exists():
+            if not marker.parent.parent.is_dir():
+                raise self._not_found(repo)
+            marker.parent.mkdir(exist_ok=True)
+            marker.touch()
+
+    def collect_blobs(self, candidates: set[str] | None = None) -> int:
+        """Delete blobs no repository marks (only ``candidates`` if given); returns how many."""
+        deleted = 0
+        with self.blobs_locked():
+            marked = {m.name for m in (self.root / "repos").glob("*/*/*/objects/*")}
+            if candidates is None:
+                candidates = {b.name for b in (self.root / "blobs").glob("*/*")}
+            for sha256 in candidates - marked:
+                with contextlib.suppress(FileNotFoundError):
+                    self.blob_path(sha256).unlink()
+                    deleted += 1
+        return deleted
+
     def has_blob(self, sha256: str, size: int | None = None) -> bool:
         try:
             found = self.blob_path(sha256).stat().st_size
@@ -133,20 +215,27 @@ class HubStore:
             return False
         return size is None or found == size
 
-    def put_blob(self, content: bytes) -> str:
-        """Store ``content`` (if new) and return its sha256."""
+    def put_blob(self, content: bytes, repo: RepoId) -> str:
+        """Store ``content`` (if new) for ``repo`` and return its sha256."""
         sha256 = hashlib.sha256(content).hexdigest()
-        if not self.has_blob(sha256, len(content)):
-            self._write_atomic(self.blob_path(sha256), content)
+        with self.blobs_locked():
+            self._mark(repo, sha256)
+            if not self.has_blob(sha256, len(content)):
+                self._write_atomic(self.blob_path(sha256), content)
         return sha256
 
-    def adopt_blob(self, tmp_file: Path, sha256: str) -> None:
-        """Move a complete, verified file from ``tmp/`` into the blob store."""
+    def adopt_blob(self, tmp_file: Path, sha256: str, repo: RepoId) -> None:
+        """Move a complete, verified file from ``tmp/`` into the blob store, for ``repo``."""
         with open(tmp_file, "rb+") as f:
             os.fsync(f.fileno())
         target = self.blob_path(sha256)
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp_file, target)
+        with self.blobs_locked():
+            self._mark(repo, sha256)
+            if self.has_blob(sha256):
+                tmp_file.unlink(missing_ok=True)  # stored already (for another repo)
+            else:
+                os.replace(tmp_file, target)
 
     # ----------------------------------------------------------------- repos
 
@@ -169,8 +258,19 @@ class HubStore:
             finally:
                 held.discard(repo)
 
-    def create_repo(self, repo: RepoId, *, private: bool, initial: Commit) -> dict[str, Any]:
-        """Create a repository whose ``main`` branch points at ``initial``."""
+    def create_repo(
+        self,
+        repo: RepoId,
+        *,
+        private: bool,
+        initial: Commit,
+        contents: list[bytes],
+        shared_from: RepoId | None = None,
+    ) -> dict[str, Any]:
+        """Create a repository whose ``main`` branch points at ``initial`` (files: ``contents``).
+
+        With ``shared_from``, the blobs of ``initial`` are that repository's (a duplicate).
+        """
         final = self._repo_dir(repo)
         if final.exists():
             raise HubConflictError(
@@ -190,8 +290,17 @@ class HubStore:
             (staging / "repo.json").write_text(json.dumps(meta, indent=1))
             (staging / "refs.json").write_text(json.dumps({"refs/heads/main": initial.id}))
             (staging / "commits" / f"{initial.id}.json").write_text(json.dumps(initial.to_json()))
+            (staging / "objects").mkdir()
+            for entry in initial.files.values():
+                if shared_from is not None and not self.repo_has_object(shared_from, entry.sha256):
+                    raise HubBadRequestError(f"{shared_from.describe()} lacks {entry.sha256!r}.")
+                (staging / "objects" / entry.sha256).touch()
             final.parent.mkdir(parents=True, exist_ok=True)
-            with self.locked(repo):
+            with self.locked(repo), self.blobs_locked():
+                for content in contents:
+                    sha256 = hashlib.sha256(content).hexdigest()
+                    if not self.has_blob(sha256, len(content)):
+                        self._write_atomic(self.blob_path(sha256), content)
                 try:
                     os.rename(staging, final)
                 except OSError as e:
@@ -211,9 +320,31 @@ class HubStore:
                 os.rename(folder, trash)
             except FileNotFoundError as e:
                 raise self._not_found(repo) from e
+        held = {marker.name for marker in (trash / "objects").glob("*")}
         shutil.rmtree(trash, ignore_errors=True)
+        self.collect_blobs(held)
         with self._cache_lock:
             for key in [key for key in self._commit_cache if key[0] == repo]:
+                del self._commit_cache[key]
+
+    def move_repo(self, source: RepoId, target: RepoId) -> None:
+        """Rename ``source`` to ``target`` (same type), with its history, refs and blobs."""
+        first, second = sorted((source, target), key=lambda repo: repo.id)
+        with self.locked(first), self.locked(second):
+            folder, destination = self._repo_dir(source), self._repo_dir(target)
+            if not folder.is_dir():
+                raise self._not_found(source)
+            if destination.exists():
+                raise HubConflictError(
+                    f"The {target.describe()} already exists: pick another name or delete it."
+                )
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            meta = self.repo_meta(source)
+            meta["id"] = target.id
+            self._write_json(folder / "repo.json", meta)
+            os.rename(folder, destination)
+        with self._cache_lock:
+            for key in [key for key in self._commit_cache if key[0] == source]:
                 del self._commit_cache[key]
 
     def list_repos(self, repo_type: str) -> list[RepoId]:
@@ -262,6 +393,11 @@ class HubStore:
         """
         with self.locked(repo):
             new_refs = change(self.refs(repo))
+            if DEFAULT_REF not in new_refs:
+                raise HubBadRequestError(
+                    f"The default branch {DEFAULT_REF!r} of the {repo.describe()} cannot be"
+                    " removed: delete the repo instead."
+                )
             self._write_json(self._repo_dir(repo) / "refs.json", new_refs)
         return new_refs
 
@@ -280,7 +416,8 @@ class HubStore:
             return cached
         path = self._repo_dir(repo) / "commits" / f"{commit_id}.json"
         try:
-            commit = Commit.from_json(json.loads(path.read_text()))
+            data = json.loads(path.read_text())
+            commit = Commit.from_json(data, lambda parent: self.read_commit(repo, parent).files)
         except FileNotFoundError as e:
             self.repo_meta(repo)  # raises if the repo itself is missing
             raise HubRevisionNotFoundError(
@@ -311,6 +448,24 @@ class HubStore:
             f" repo_type={repo.type!r}, include_pull_requests=True)."
         )
 
+    def changed_files(self, repo: RepoId, commit: Commit) -> Mapping[str, FileEntry | None]:
+        """What ``commit`` changed against its first parent: path -> new entry, None if deleted."""
+        if commit.changes is not None:
+            return commit.changes
+        # A commit of an older store, which kept whole trees only.
+        parent = self.read_commit(repo, commit.parents[0]).files if commit.parents else {}
+        both = commit.files.keys() | parent.keys()
+        return {p: commit.files.get(p) for p in both if commit.files.get(p) != parent.get(p)}
+
+    def touched_paths(self, repo: RepoId, commit: Commit) -> set[str]:
+        """The paths ``commit`` changed against its first parent, and their folders."""
+        changed = set(self.changed_files(repo, commit))
+        out = set(changed)
+        for path in changed:
+            parts = path.split("/")[:-1]
+            out.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        return out
+
     def history(self, repo: RepoId, head: Commit) -> Iterator[Commit]:
         """``head`` and its first-parent ancestors, newest first."""
         commit: Commit | None = head
@@ -320,11 +475,13 @@ class HubStore:
 
 
 def new_initial_commit(author: str, gitattributes: bytes, store: HubStore) -> Commit:
-    """The commit a new repository starts with: a ``.gitattributes`` file, like the Hub's."""
-    store.put_blob(gitattributes)
+    """The commit a new repository starts with: a ``.gitattributes`` file, like the Hub's.
+
+    `HubStore.create_repo` stores its blob (``contents``).
+    """
     return Commit.create(
-        parents=(),
-        files={".gitattributes": FileEntry.regular(gitattributes)},
+        parent=None,
+        changes={".gitattributes": FileEntry.regular(gitattributes)},
         title="initial commit",
         message="",
         author=author,

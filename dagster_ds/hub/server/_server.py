@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import json
+import logging
+import os
 import shutil
 import socket
 import tempfile
@@ -10,12 +14,44 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import uvicorn
+from filelock import FileLock
 
-from dagster_ds.errors import LocalHubStartError
-from dagster_ds.testing._app import create_hub_app
+from dagster_ds.hub.server._app import create_hub_app
+from dagster_ds.hub.server._errors import LocalHubStartError
+from dagster_ds.hub.server._settings import LOOPBACK_HOSTS
+
+logger = logging.getLogger("dagster_ds.hub.server")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _recorded_port(data_dir: Path, host: str) -> int:
+    """The port recorded in the store ``data_dir`` (``port.json``); picked and recorded once."""
+    record = data_dir / "port.json"
+    (data_dir / "locks").mkdir(exist_ok=True)
+    with FileLock(str(data_dir / "locks" / "port.lock")):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            port = int(json.loads(record.read_text())["port"])
+            if 0 < port < 65536:
+                return port
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+            port = probe.getsockname()[1]
+        staging = data_dir / "tmp" / f"port-{os.getpid()}.json"
+        staging.write_text(json.dumps({"port": port}))
+        os.replace(staging, record)
+        return port
 
 
 class LocalHubServer:
@@ -29,9 +65,11 @@ class LocalHubServer:
     reads what was pushed. Data is kept in ``data_dir`` and survives restarts.
 
     The server runs in a daemon thread of this process, on a free loopback port
-    unless ``port`` is given. Private repositories are hidden from requests
-    without a token. With ``token`` set, every request must carry exactly that
-    token (others get HTTP 401); the token is never logged or echoed.
+    unless ``port`` is given. With ``token`` set, every request must carry exactly
+    that token (others get HTTP 401); without one, any token is accepted, but
+    writes and reads of private repositories still need *a* token. The token is
+    never logged or echoed. Bodies, LFS batches and cards are bounded (see
+    `create_hub_app`), and browsers from other sites cannot drive it.
 
     ``huggingface_hub`` builds its user agent with a registry it fetches from its
     *default* endpoint (huggingface.co unless ``HF_ENDPOINT`` was set before the
@@ -46,13 +84,23 @@ class LocalHubServer:
             a temporary folder removed by `stop`.
         port: TCP port; 0 picks a free one.
         host: Interface to listen on (loopback by default).
-        token: The only accepted token; ``None`` accepts any token, or none.
+        token: The only accepted token; ``None`` accepts any token (writes and
+            private reads still need one). An empty token is an error.
         user: Name returned by ``whoami``, default namespace and commit author.
         lfs_threshold: Files at least this large go through LFS (besides the
             ``.gitattributes`` rules, e.g. ``*.parquet``, and binary files).
         multipart_threshold: LFS files larger than this are uploaded in parts.
         multipart_chunk_size: Size of each part.
         access_log: Log one line per request (method, path, status; no headers).
+        stable_port: Listen on the port recorded in ``data_dir`` (``port.json``,
+            picked on first use), so the store's web links keep one address. If
+            another server holds it (a step running in parallel), a free port is
+            used and `stable_endpoint` still names the recorded one.
+        **limits: The limits of `create_hub_app` (body sizes, LFS caps, timeouts).
+
+    Raises:
+        LocalHubStartError: ``token`` is empty, or ``host`` is not a loopback
+            address and no token is set.
 
     Example:
         >>> from huggingface_hub import HfApi
@@ -75,7 +123,19 @@ class LocalHubServer:
         multipart_threshold: int = 64 * 1024 * 1024,
         multipart_chunk_size: int = 16 * 1024 * 1024,
         access_log: bool = False,
+        stable_port: bool = False,
+        **limits: Any,
     ) -> None:
+        if token is not None and not token.strip():
+            raise LocalHubStartError(
+                "The local Hub token is empty: pass a real token, or token=None for any-token"
+                " mode (which still needs *a* token for writes and private reads)."
+            )
+        if not _is_loopback(host) and token is None:
+            raise LocalHubStartError(
+                f"Listening on {host!r} exposes the local Hub beyond this machine: set a token"
+                " (token=... or $DAGSTER_DS_HUB_TOKEN), or listen on 127.0.0.1."
+            )
         self._owns_data_dir = data_dir is None
         self._data_dir = Path(data_dir) if data_dir is not None else None
         self._requested_port = port
@@ -86,8 +146,11 @@ class LocalHubServer:
             "lfs_threshold": lfs_threshold,
             "multipart_threshold": multipart_threshold,
             "multipart_chunk_size": multipart_chunk_size,
+            **limits,
         }
         self._access_log = access_log
+        self._stable_port = stable_port
+        self._recorded_port: int | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -134,6 +197,14 @@ class LocalHubServer:
         return f"http://{host}:{self.port}"
 
     @property
+    def stable_endpoint(self) -> str:
+        """The store's lasting address: its recorded port with ``stable_port``, else `endpoint`."""
+        if self._recorded_port is None:
+            return self.endpoint
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self._recorded_port}"
+
+    @property
     def client_env(self) -> dict[str, str]:
         """Environment variables that point a new process's ``huggingface_hub`` here.
 
@@ -160,19 +231,27 @@ class LocalHubServer:
             return self
         if self._data_dir is None:
             self._data_dir = Path(tempfile.mkdtemp(prefix="dagster-ds-hub-"))
-        app = create_hub_app(self._data_dir, token=self._token, **self._options)
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self._requested_port))
-            sock.listen(128)
-        except OSError as e:
-            sock.close()
-            raise LocalHubStartError(
-                f"Cannot listen on {self.host!r} port {self._requested_port!r}: {e}. Pick"
-                " another port, or port=0 for a free one."
-            ) from e
+        if not _is_loopback(self.host):
+            logger.warning(
+                "The local Hub listens on %r: it is reachable from other machines. Use it on"
+                " trusted networks only; every request needs the token.",
+                self.host,
+            )
+        options = dict(self._options)
+        hosts = options.pop("allowed_hosts", LOOPBACK_HOSTS)
+        if self.host not in hosts and self.host not in ("0.0.0.0", "::"):
+            hosts = (*hosts, self.host)
+        app = create_hub_app(
+            self._data_dir, token=self._token, allowed_hosts=tuple(hosts), **options
+        )
+        if self._stable_port:
+            self._recorded_port = _recorded_port(self._data_dir, self.host)
+            try:
+                sock = self._listen(self._recorded_port)
+            except LocalHubStartError:
+                sock = self._listen(0)  # another server of this store holds it
+        else:
+            sock = self._listen(self._requested_port)
         config = uvicorn.Config(
             app,
             log_config=None,
@@ -183,6 +262,8 @@ class LocalHubServer:
             loop="asyncio",
             server_header=False,
             timeout_graceful_shutdown=2,
+            timeout_keep_alive=30,
+            limit_concurrency=512,
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(
@@ -200,6 +281,23 @@ class LocalHubServer:
                 )
             time.sleep(0.005)
         return self
+
+    def _listen(self, port: int) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are
+        # TCP, and without it every response on a kept-alive connection waits 40 ms (Nagle).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, port))
+            sock.listen(128)
+        except OSError as e:
+            sock.close()
+            raise LocalHubStartError(
+                f"Cannot listen on {self.host!r} port {port!r}: {e}. Pick another port, or"
+                " port=0 for a free one."
+            ) from e
+        return sock
 
     def stop(self) -> None:
         """Stop the server and wait for it; removes the data folder if it was temporary."""

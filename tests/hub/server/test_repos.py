@@ -14,7 +14,7 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from dagster_ds.testing import LocalHubServer
+from dagster_ds.hub.server import LocalHubServer
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 

@@ -8,20 +8,21 @@ Commit ids are 40 hex characters (sha1 of the commit's canonical JSON).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from dagster_ds.errors import HubBadRequestError
+from dagster_ds.hub._client import is_valid_repo_name
+from dagster_ds.hub.server._errors import HubBadRequestError
 
 COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 REPO_TYPES = ("model", "dataset", "space")
-_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_-])?$")
 
 
 def git_blob_oid(content: bytes) -> str:
@@ -57,11 +58,11 @@ class RepoId:
                 f"Unknown repo type {repo_type!r}: use one of {', '.join(REPO_TYPES)}."
             )
         for part in (namespace, name):
-            if not _NAME.match(part) or ".." in part or part.endswith(".git"):
+            if not is_valid_repo_name(part):
                 raise HubBadRequestError(
-                    f"Invalid repo id {namespace + '/' + name!r}: namespace and name use letters,"
-                    " digits, '-', '_' and '.', start and end with a letter or digit, and are at"
-                    " most 96 characters."
+                    f"Invalid repo id {(namespace + '/' + name)[:250]!r}: namespace and name use"
+                    " letters, digits, '-', '_' and '.', do not start or end with '-' or '.',"
+                    " have no '--' or '..', and are at most 96 characters."
                 )
         return cls(repo_type, namespace, name)
 
@@ -116,9 +117,18 @@ class FileEntry:
         return out
 
 
+SNAPSHOT_EVERY = 100
+
+
 @dataclass(frozen=True)
 class Commit:
-    """An immutable snapshot: the whole file tree plus who, when and why."""
+    """An immutable snapshot: the whole file tree plus who, when and why.
+
+    On disk a commit stores only its ``changes`` against its first parent (a
+    path mapped to its new entry, or None when deleted), so a commit costs
+    O(changed files); every `SNAPSHOT_EVERY`-th commit of a chain also stores the
+    whole tree, so reading one never replays more than that many commits.
+    """
 
     id: str
     parents: tuple[str, ...]
@@ -127,21 +137,30 @@ class Commit:
     message: str
     author: str
     date: str
+    changes: Mapping[str, FileEntry | None] | None = field(default=None, repr=False)
+    chain: int = 0  # commits since the last one storing the whole tree
 
     @classmethod
     def create(
         cls,
         *,
-        parents: Iterable[str],
-        files: Mapping[str, FileEntry],
+        parent: Commit | None,
+        changes: Mapping[str, FileEntry | None],
         title: str,
         message: str,
         author: str,
         date: str | None = None,
     ) -> Commit:
+        files = dict(parent.files) if parent is not None else {}
+        for path, entry in changes.items():
+            if entry is None:
+                files.pop(path, None)
+            else:
+                files[path] = entry
+        chain = 0 if parent is None or parent.chain + 1 >= SNAPSHOT_EVERY else parent.chain + 1
         body = {
-            "parents": list(parents),
-            "files": {path: files[path].to_json() for path in sorted(files)},
+            "parents": [parent.id] if parent is not None else [],
+            "changes": _entries_json(changes),
             "title": title,
             "message": message,
             "author": author,
@@ -149,47 +168,94 @@ class Commit:
         }
         canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
         commit_id = hashlib.sha1(b"commit " + canonical, usedforsecurity=False).hexdigest()
-        return cls.from_json({"id": commit_id, **body})
+        return cls(
+            id=commit_id,
+            parents=tuple(body["parents"]),
+            files=files,
+            title=title,
+            message=message,
+            author=author,
+            date=body["date"],
+            changes=dict(changes),
+            chain=chain,
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "parents": list(self.parents),
-            "files": {path: self.files[path].to_json() for path in sorted(self.files)},
             "title": self.title,
             "message": self.message,
             "author": self.author,
             "date": self.date,
+            "chain": self.chain,
         }
+        if self.changes is not None:
+            out["changes"] = _entries_json(self.changes)
+        if self.chain == 0 or self.changes is None:
+            out["files"] = _entries_json(self.files)
+        return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Commit:
+    def from_json(
+        cls, data: Mapping[str, Any], parent_files: Callable[[str], Mapping[str, FileEntry]]
+    ) -> Commit:
+        """A commit read back; ``parent_files`` gives a parent's tree when only changes are kept."""
+        changes = None
+        if "changes" in data:
+            changes = {
+                path: None if entry is None else FileEntry.from_json(entry)
+                for path, entry in data["changes"].items()
+            }
+        if "files" in data:
+            files = {path: FileEntry.from_json(entry) for path, entry in data["files"].items()}
+        else:
+            assert changes is not None
+            files = dict(parent_files(data["parents"][0]))
+            for path, entry in changes.items():
+                if entry is None:
+                    files.pop(path, None)
+                else:
+                    files[path] = entry
         return cls(
             id=data["id"],
             parents=tuple(data["parents"]),
-            files={path: FileEntry.from_json(entry) for path, entry in data["files"].items()},
+            files=files,
             title=data["title"],
             message=data["message"],
             author=data["author"],
             date=data["date"],
+            changes=changes,
+            chain=int(data.get("chain", 0)),
         )
 
-    def folders(self) -> set[str]:
+    @functools.cached_property
+    def folders(self) -> frozenset[str]:
         """Every folder that holds at least one file (the root excluded)."""
         out: set[str] = set()
         for path in self.files:
             parts = path.split("/")[:-1]
             out.update("/".join(parts[: i + 1]) for i in range(len(parts)))
-        return out
+        return frozenset(out)
 
     def files_under(self, folder: str) -> dict[str, FileEntry]:
         prefix = f"{folder}/" if folder else ""
         return {path: entry for path, entry in self.files.items() if path.startswith(prefix)}
 
-    def folder_oid(self, folder: str) -> str:
-        """A stable id of a folder's content (sha1 over its files' paths and ids)."""
-        lines = "".join(f"{p}\0{e.oid}\n" for p, e in sorted(self.files_under(folder).items()))
-        return hashlib.sha1(b"tree " + lines.encode(), usedforsecurity=False).hexdigest()
+    @functools.cached_property
+    def folder_oids(self) -> Mapping[str, str]:
+        """A stable id of each folder's content (sha1 of its files' paths and ids), one pass."""
+        hashers: dict[str, Any] = {}
+        for path in sorted(self.files):
+            line = f"{path}\0{self.files[path].oid}\n".encode()
+            parts = path.split("/")[:-1]
+            for i in range(len(parts)):
+                folder = "/".join(parts[: i + 1])
+                hasher = hashers.get(folder)
+                if hasher is None:
+                    hasher = hashers[folder] = hashlib.sha1(b"tree ", usedforsecurity=False)
+                hasher.update(line)
+        return {folder: hasher.hexdigest() for folder, hasher in hashers.items()}
 
     def api_json(self) -> dict[str, Any]:
         """The commit as ``list_repo_commits`` expects it."""
@@ -202,27 +268,75 @@ class Commit:
         }
 
 
+def _entries_json(entries: Mapping[str, FileEntry | None]) -> dict[str, Any]:
+    return {
+        path: None if entries[path] is None else entries[path].to_json()  # pyright: ignore[reportOptionalMemberAccess]
+        for path in sorted(entries)
+    }
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogatepass")
+
+
+MAX_PATH_BYTES = 1024
+MAX_SEGMENT_BYTES = 255
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def validate_path(path: str) -> str:
-    """Check a path inside a repository and return it normalised (no leading ``/``)."""
-    cleaned = path.lstrip("/")
-    parts = cleaned.split("/")
-    if (
-        not cleaned
-        or cleaned.endswith("/")
+    """Check a path inside a repository and return it.
+
+    Refused: a leading ``/`` (clients never send one: a caller that does has a
+    bug), empty, ``.``, ``..`` and ``.git`` segments, backslashes, control
+    characters (CR, LF, NUL...), segments over 255 bytes and paths over 1024.
+    """
+    if path.startswith("/"):
+        raise HubBadRequestError(
+            f"Invalid path in repo {path[:200]!r}: it starts with '/'; paths are relative to the"
+            " repository root, like 'data/train.parquet'."
+        )
+    parts = path.split("/")
+    bad = (
+        not path
+        or path.endswith("/")
         or any(part in ("", ".", "..") for part in parts)
         or ".git" in parts
-        or "\0" in cleaned
-    ):
-        raise HubBadRequestError(
-            f"Invalid path in repo {path!r}: use a relative path like 'data/train.parquet'"
-            " without empty, '.', '..' or '.git' segments."
+        or "\\" in path
+        or _CONTROL.search(path) is not None
+        or len(path.encode("utf-8", errors="surrogatepass")) > MAX_PATH_BYTES
+        or any(
+            len(part.encode("utf-8", errors="surrogatepass")) > MAX_SEGMENT_BYTES for part in parts
         )
-    return cleaned
+    )
+    if bad:
+        raise HubBadRequestError(
+            f"Invalid path in repo {path[:200]!r}: use a relative path like"
+            " 'data/train.parquet' without empty, '.', '..' or '.git' segments, backslashes or"
+            f" control characters, at most {MAX_PATH_BYTES} bytes ({MAX_SEGMENT_BYTES} per"
+            " segment)."
+        )
+    return path
 
 
-def ref_name(revision: str) -> str:
-    """The full ref name of a branch-like revision (``main`` -> ``refs/heads/main``)."""
-    return revision if revision.startswith("refs/") else f"refs/heads/{revision}"
+DEFAULT_REF = "refs/heads/main"
+
+
+def ref_in_namespace(name: str, prefix: str, what: str) -> str:
+    """The full ref of a branch (``prefix="refs/heads/"``) or tag named short or in full.
+
+    Branches and tags are separate name spaces: a full name from another one
+    (``refs/tags/v1`` given as a branch) is refused rather than resolved.
+    """
+    if name.startswith(prefix):
+        name = name[len(prefix) :]
+    elif name.startswith("refs/"):
+        raise HubBadRequestError(
+            f"{name!r} is not a {what}: name a {what} as 'name' or '{prefix}name'."
+        )
+    if not name:
+        raise HubBadRequestError(f"The {what} name is empty.")
+    return prefix + name
 
 
 def validate_branch_name(name: str) -> str:

@@ -1,5 +1,6 @@
 """LocalHubServer lifecycle, persistence, the command line, and the public API."""
 
+import json
 import os
 import signal
 import socket
@@ -12,9 +13,9 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
 
+import dagster_ds.hub.server
 import dagster_ds.testing
-from dagster_ds.errors import HubDataDirError, LocalHubStartError
-from dagster_ds.testing import LocalHubServer
+from dagster_ds.hub.server import HubDataDirError, LocalHubServer, LocalHubStartError
 
 
 def _refuses_connections(port: int) -> bool:
@@ -27,6 +28,18 @@ def test_public_api_is_pinned():
     assert dagster_ds.testing.__all__ == sorted(dagster_ds.testing.__all__)
     assert set(dagster_ds.testing.__all__) == public - {"pytest_plugin"}
     assert dagster_ds.testing.__all__ == ["LocalHubServer", "create_hub_app"]
+    assert dagster_ds.testing.LocalHubServer is dagster_ds.hub.server.LocalHubServer
+
+
+def test_server_package_api_is_pinned():
+    server = dagster_ds.hub.server
+    exported = {n for n, v in vars(server).items() if not n.startswith("_") and callable(v)}
+    assert server.__all__ == sorted(server.__all__)
+    assert set(server.__all__) == exported
+    from dagster_ds.errors import DagsterDsError
+
+    assert issubclass(server.LocalHubError, DagsterDsError)
+    assert issubclass(server.HubUnauthorizedError, PermissionError)
 
 
 def test_start_is_fast_and_stop_is_clean(tmp_path):
@@ -165,3 +178,31 @@ def test_local_hub_fixture_makes_it_the_default_hub(local_hub, hf_cache):
     assert Path(local).read_bytes() == b"x"
     assert os.environ["HF_ENDPOINT"] == local_hub.endpoint
     assert os.environ["HF_HUB_DISABLE_XET"] == "1"
+
+
+def _serve_once(data_dir: Path, *args: str) -> str:
+    """Start ``dagster-ds hub serve``, return the printed endpoint, stop it."""
+    command = [str(Path(sys.executable).parent / "dagster-ds"), "hub", "serve"]
+    process = subprocess.Popen(
+        [*command, "--data-dir", str(data_dir), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("HF_ENDPOINT="):
+                return line.strip().split("=", 1)[1]
+        raise AssertionError(process.stderr.read() if process.stderr else "no endpoint")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=15)
+
+
+def test_cli_stable_port_is_the_one_recorded_in_the_data_dir(tmp_path):
+    first = _serve_once(tmp_path / "hub", "--stable-port")
+    again = _serve_once(tmp_path / "hub", "--stable-port")
+    assert first == again
+    recorded = json.loads((tmp_path / "hub" / "port.json").read_text())["port"]
+    assert first == f"http://127.0.0.1:{recorded}"

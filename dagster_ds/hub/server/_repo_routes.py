@@ -5,39 +5,36 @@ List, create, delete, settings, info (at a revision), refs, history, branches an
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from dagster_ds.errors import (
+from dagster_ds.hub.server._cards import front_matter_errors
+from dagster_ds.hub.server._errors import (
     HubBadRequestError,
     HubConflictError,
+    HubNotFoundError,
     HubRevisionNotFoundError,
     HubUnauthorizedError,
 )
-from dagster_ds.testing._cards import card_data, front_matter_errors
-from dagster_ds.testing._http import INVALID_CREDENTIALS, Call, Route, logger, route
-from dagster_ds.testing._lfs_rules import DEFAULT_GITATTRIBUTES
-from dagster_ds.testing._objects import Commit, RepoId, ref_name, validate_branch_name
-from dagster_ds.testing._store import new_initial_commit
+from dagster_ds.hub.server._http import INVALID_CREDENTIALS, Call, Route, logger, route
+from dagster_ds.hub.server._lfs_rules import DEFAULT_GITATTRIBUTES
+from dagster_ds.hub.server._objects import (
+    DEFAULT_REF,
+    Commit,
+    RepoId,
+    ref_in_namespace,
+    validate_branch_name,
+)
+from dagster_ds.hub.server._payload import boolean, json_object, text
+from dagster_ds.hub.server._store import new_initial_commit
 
 _CARD_MAX_BYTES = 1 << 20
 
 
 def json_body(call: Call) -> dict[str, Any]:
     """The request's JSON object body ({} when empty)."""
-    if not call.body.strip():
-        return {}
-    try:
-        data = json.loads(call.body)
-    except ValueError as e:
-        raise HubBadRequestError(
-            f"Request body is not JSON: {call.body[:200]!r}. Send a JSON object."
-        ) from e
-    if not isinstance(data, dict):
-        raise HubBadRequestError(f"Request body must be a JSON object, got {data!r:.200}.")
-    return data
+    return json_object(call.body, f"The body of {call.request.method} {call.request.url.path}")
 
 
 def repo_url(call: Call, repo: RepoId) -> str:
@@ -72,34 +69,40 @@ def whoami(call: Call) -> Response:
 
 
 def validate_yaml(call: Call) -> Response:
-    content = json_body(call).get("content", "")
-    errors = front_matter_errors(str(content))
+    content = text(json_body(call), "content", "validate-yaml", default="") or ""
+    errors = front_matter_errors(content)
     body = {"errors": [{"message": m} for m in errors], "warnings": []}
     if errors:
         body["error"] = errors[0]
-    return JSONResponse(body, status_code=400 if errors else 200)
+    if not errors:
+        return JSONResponse(body)
+    return JSONResponse(body, status_code=400, headers={"X-Error-Message": "Invalid YAML"})
 
 
 # ------------------------------------------------------------- repositories
 
 
 def _repo_from_payload(call: Call, payload: dict[str, Any]) -> RepoId:
-    name = payload.get("name")
-    if not isinstance(name, str) or not name:
-        raise HubBadRequestError(f"Missing repo 'name' in {payload!r}: pass repo_id='user/name'.")
-    namespace = payload.get("organization") or call.hub.settings.user
-    return RepoId.parse(payload.get("type"), str(namespace), name)
+    what = "Repository request"
+    name = text(payload, "name", what)
+    if not name:
+        raise HubBadRequestError(
+            f"Missing repo 'name' in {payload!r:.200}: pass repo_id='user/name'."
+        )
+    namespace = text(payload, "organization", what) or call.hub.settings.user
+    return RepoId.parse(text(payload, "type", what), namespace, name)
 
 
 def create_repo(call: Call) -> Response:
     payload = json_body(call)
     repo = _repo_from_payload(call, payload)
-    visibility = payload.get("visibility")
-    private = visibility == "private" if visibility is not None else bool(payload.get("private"))
+    private = _private(payload, "create_repo")
     url = repo_url(call, repo)
     initial = new_initial_commit(call.hub.settings.user, DEFAULT_GITATTRIBUTES, call.store)
     try:
-        meta = call.store.create_repo(repo, private=private, initial=initial)
+        meta = call.store.create_repo(
+            repo, private=private, initial=initial, contents=[DEFAULT_GITATTRIBUTES]
+        )
     except HubConflictError as e:
         return JSONResponse(
             {"error": f"You already created this {repo.type} repo: {e}", "url": url},
@@ -117,16 +120,31 @@ def delete_repo(call: Call) -> Response:
     return Response(status_code=200)
 
 
+def _private(payload: dict[str, Any], what: str) -> bool:
+    visibility = text(payload, "visibility", what)
+    if visibility is not None:
+        if visibility not in ("private", "public"):
+            raise HubBadRequestError(
+                f"{what}: 'visibility' must be 'private' or 'public', got {visibility!r:.80}."
+            )
+        return visibility == "private"
+    return boolean(payload, "private", what)
+
+
 def update_settings(call: Call) -> Response:
     repo, _ = call.readable_repo()
     payload = json_body(call)
     changes: dict[str, Any] = {}
-    if "visibility" in payload:
-        changes["private"] = payload["visibility"] == "private"
-    elif "private" in payload:
-        changes["private"] = bool(payload["private"])
+    if "visibility" in payload or "private" in payload:
+        changes["private"] = _private(payload, "update_repo_settings")
     if "gated" in payload:
-        changes["gated"] = payload["gated"]
+        gated = payload["gated"]
+        if gated not in (False, "auto", "manual"):
+            raise HubBadRequestError(
+                "update_repo_settings: 'gated' must be false, 'auto' or 'manual', got"
+                f" {gated!r:.80}."
+            )
+        changes["gated"] = gated
     call.store.update_repo_meta(repo, changes)
     return JSONResponse({})
 
@@ -156,15 +174,19 @@ def list_repos(call: Call) -> Response:
     query = call.request.query_params
     author = query.get("author")
     searches = [s.lower() for s in query.getlist("search")]
-    limit = int(query["limit"]) if query.get("limit", "").isdigit() else None
+    limit_text = query.get("limit", "")
+    limit = int(limit_text) if limit_text.isdigit() and len(limit_text) < 10 else None
     out = []
     for repo in call.store.list_repos(call.params["type"]):
         if (author and repo.namespace != author) or any(s not in repo.id.lower() for s in searches):
             continue
-        meta = call.store.repo_meta(repo)
-        if meta.get("private") and not call.authenticated:
-            continue
-        _, head = call.store.resolve(repo, "main")
+        try:
+            meta = call.store.repo_meta(repo)
+            if meta.get("private") and not call.authenticated:
+                continue
+            _, head = call.store.resolve(repo, "main")
+        except HubNotFoundError:
+            continue  # deleted meanwhile, or damaged: one repo never breaks the listing
         out.append(_summary(repo, meta, head))
         if limit is not None and len(out) >= limit:
             break
@@ -189,8 +211,8 @@ def repo_info(call: Call) -> Response:
     info["usedStorage"] = sum(entry.size for entry in commit.files.values())
     readme = commit.files.get("README.md")
     if readme is not None and readme.size <= _CARD_MAX_BYTES:
-        text = call.store.blob_path(readme.sha256).read_bytes().decode("utf-8", errors="replace")
-        card = card_data(text)
+        blob = call.store.blob_path(readme.sha256)
+        card = call.hub.cards.card(readme.sha256, blob.read_bytes)
         if card is not None:
             info["cardData"] = card
     expand = call.request.query_params.getlist("expand") + call.request.query_params.getlist(
@@ -254,29 +276,31 @@ def create_branch(call: Call) -> Response:
     repo, _ = call.readable_repo()
     branch = validate_branch_name(call.params["path"])
     payload = json_body(call)
-    if payload.get("emptyBranch"):
+    if boolean(payload, "emptyBranch", "create_branch"):
         raise HubBadRequestError(
             "Empty branches are not supported by this local Hub: create the branch from a"
             " revision instead."
         )
-    start = _resolve_start(call, repo, payload.get("startingPoint"))
+    start = _resolve_start(call, repo, text(payload, "startingPoint", "create_branch"))
     _set_new_ref(call, repo, f"refs/heads/{branch}", start.id, f"Branch {branch!r}")
     return JSONResponse({})
 
 
 def delete_branch(call: Call) -> Response:
     repo, _ = call.readable_repo()
-    branch = call.params["path"]
-    if branch == "main":
-        raise HubBadRequestError("Cannot delete the 'main' branch: delete the repo instead.")
-    _delete_ref(call, repo, ref_name(branch), f"Branch {branch!r}")
+    ref = ref_in_namespace(call.params["path"], "refs/heads/", "branch")
+    if ref == DEFAULT_REF:
+        raise HubBadRequestError(
+            f"Cannot delete the default branch {call.params['path']!r}: delete the repo instead."
+        )
+    _delete_ref(call, repo, ref, f"Branch {call.params['path']!r}")
     return JSONResponse({})
 
 
 def create_tag(call: Call) -> Response:
     repo, _ = call.readable_repo()
     payload = json_body(call)
-    tag = validate_branch_name(str(payload.get("tag", "")))
+    tag = validate_branch_name(text(payload, "tag", "create_tag", default="") or "")
     start = _resolve_start(call, repo, call.params["rev"])
     _set_new_ref(call, repo, f"refs/tags/{tag}", start.id, f"Tag {tag!r}")
     return JSONResponse({})
@@ -285,7 +309,7 @@ def create_tag(call: Call) -> Response:
 def delete_tag(call: Call) -> Response:
     repo, _ = call.readable_repo()
     tag = call.params["path"]
-    _delete_ref(call, repo, f"refs/tags/{tag}", f"Tag {tag!r}")
+    _delete_ref(call, repo, ref_in_namespace(tag, "refs/tags/", "tag"), f"Tag {tag!r}")
     return JSONResponse({})
 
 
@@ -312,11 +336,105 @@ def _delete_ref(call: Call, repo: RepoId, ref: str, what: str) -> None:
     call.store.update_refs(repo, remove)
 
 
+# ------------------------------------------ move, squash, duplicate, auth-check
+
+
+def move_repo(call: Call) -> Response:
+    payload = json_body(call)
+    what = "move_repo"
+    repo_type = text(payload, "type", what)
+    source = _full_repo_id(repo_type, text(payload, "fromRepo", what), "fromRepo")
+    target = _full_repo_id(repo_type, text(payload, "toRepo", what), "toRepo")
+    call.store.move_repo(source, target)
+    logger.info("%s: moved to %r", source.describe(), target.id)
+    return JSONResponse({"url": repo_url(call, target)})
+
+
+def _full_repo_id(repo_type: str | None, repo_id: str | None, key: str) -> RepoId:
+    namespace, _, name = (repo_id or "").partition("/")
+    if not namespace or not name:
+        raise HubBadRequestError(f"move_repo: {key!r} must be 'namespace/name', got {repo_id!r}.")
+    return RepoId.parse(repo_type, namespace, name)
+
+
+def super_squash(call: Call) -> Response:
+    """Replace a branch's history with one commit holding its current files."""
+    repo, _ = call.readable_repo()
+    ref = ref_in_namespace(call.params["rev"], "refs/heads/", "branch")
+    message = text(json_body(call), "message", "super_squash_history") or "Super-squash"
+    with call.store.locked(repo):
+        refs = call.store.refs(repo)
+        if ref not in refs:
+            raise HubRevisionNotFoundError(
+                f"Branch {call.params['rev']!r} does not exist in the {repo.describe()}: squash"
+                " an existing branch (list them with list_repo_refs)."
+            )
+        head = call.store.read_commit(repo, refs[ref])
+        squashed = Commit.create(
+            parent=None,
+            changes=dict(head.files),
+            title=message.split("\n", 1)[0],
+            message=message.partition("\n")[2],
+            author=call.hub.settings.user,
+        )
+        call.store.write_commit(repo, squashed)
+        call.store.update_refs(repo, lambda current: {**current, ref: squashed.id})
+    return JSONResponse({"commitId": squashed.id})
+
+
+def duplicate_repo(call: Call) -> Response:
+    """Copy a repository's main branch (files, not history) to a new repository."""
+    source, meta = call.readable_repo()
+    payload = json_body(call)
+    target_id = text(payload, "repository", "duplicate_repo") or ""
+    namespace, _, name = target_id.partition("/")
+    if not name:
+        namespace, name = call.hub.settings.user, namespace
+    target = RepoId.parse(source.type, namespace, name)
+    private = (
+        _private(payload, "duplicate_repo")
+        if "visibility" in payload
+        else bool(meta.get("private"))
+    )
+    _, head = call.store.resolve(source, "main")
+    initial = Commit.create(
+        parent=None,
+        changes=dict(head.files),
+        title=f"Duplicate from {source.id}",
+        message="",
+        author=call.hub.settings.user,
+    )
+    url = repo_url(call, target)
+    try:
+        call.store.create_repo(
+            target, private=private, initial=initial, contents=[], shared_from=source
+        )
+    except HubConflictError as e:
+        return JSONResponse(
+            {"error": f"You already created this {target.type} repo: {e}", "url": url},
+            status_code=409,
+            headers={"X-Error-Message": "Conflict"},
+        )
+    logger.info("%s: duplicated to %r", source.describe(), target.id)
+    return JSONResponse({"url": url, "filesCopyPending": False})
+
+
+def auth_check(call: Call) -> Response:
+    """200 when the caller may read (``/auth-check``) or write (``/auth-check/write``) the repo."""
+    call.readable_repo()
+    return JSONResponse({})
+
+
 API = "api/{types}/{namespace}/{name}"
 
 ROUTES: list[Route] = [
+    route("POST", "api/repos/move", move_repo),
+    route("GET", f"{API}/auth-check", auth_check),
+    route("GET", f"{API}/auth-check/write", auth_check, write=True),
+    route("POST", f"{API}/super-squash/{{rev}}", super_squash),
+    route("POST", f"{API}/duplicate", duplicate_repo),
     route("GET", "api/whoami-v2", whoami),
-    route("POST", "api/validate-yaml", validate_yaml),
+    route("POST", "api/validate-yaml", validate_yaml, write=False),
     route("POST", "api/repos/create", create_repo),
     route("DELETE", "api/repos/delete", delete_repo),
     route("GET", "api/{types}", list_repos),
