@@ -11,13 +11,15 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dagster_ds.cache import CacheStore
-from dagster_ds.cache._cli import cache_group
+from dagster_ds.cache._cli import Duration, Size, cache_group, cache_store
+from dagster_ds.cache._units import format_size
 from dagster_ds.fingerprint import HashNode, explain
 from dagster_ds.hub.server._cli import hub_group
 
@@ -29,6 +31,83 @@ def main() -> None:
 
 
 main.add_command(cache_group)
+
+
+@cache_group.command(name="gc")
+@click.option(
+    "--max-size",
+    type=Size(),
+    default=None,
+    help="Evict least-recently-used entries until the cache is this small, e.g. 20GB.",
+)
+@click.option(
+    "--keep-versions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Keep this many stored versions of each dataset asset; older ones go, with the "
+    "entries only they used.",
+)
+@click.option(
+    "--grace",
+    type=Duration(),
+    default="1h",
+    show_default=True,
+    help="Keep tmp/ and quarantine/ items younger than this.",
+)
+@click.pass_context
+def gc_command(
+    ctx: click.Context, max_size: int | None, keep_versions: int | None, grace: float
+) -> None:
+    """Evict least-recently-used entries and old asset versions, never those in use.
+
+    Kept asset versions (the newest of each asset without --keep-versions) and
+    the entries they reference are never evicted by --max-size. With
+    $DAGSTER_HOME set, the version each asset's latest materialization records
+    is kept too.
+    """
+    from dagster_ds.arrow._stored import all_versions, kept_entries, retain
+
+    if max_size is None and keep_versions is None:
+        raise click.UsageError("Give --max-size, --keep-versions, or both.")
+    store = cache_store(ctx)
+    pinned = _pinned_versions(store)
+    if keep_versions is not None:
+        retention = retain(store, keep_versions, pinned=pinned)
+        click.echo(
+            f"removed {len(retention.removed_versions)} old versions and "
+            f"{len(retention.removed_entries)} entries only they used; "
+            f"{len(retention.kept_versions)} versions kept"
+        )
+        pinned |= set(retention.kept_versions)
+    else:
+        newest: dict[str, str] = {}
+        for record in all_versions(store):
+            newest.setdefault(str(record.get("asset")), str(record["key"]))
+        pinned |= set(newest.values())
+    if max_size is None:
+        return
+    report = store.gc(max_size, grace=grace, keep=kept_entries(store, pinned))
+    for key in report.evicted:
+        click.echo(f"evicted {key}")
+    for key in report.in_use:
+        click.echo(f"kept {key} (in use)")
+    click.echo(
+        f"freed {format_size(report.freed_bytes)} ({len(report.evicted)} entries, "
+        f"{len(report.removed_garbage)} garbage items); "
+        f"{format_size(report.total_bytes)} left"
+    )
+
+
+def _pinned_versions(store: CacheStore) -> set[str]:
+    """The versions the Dagster instance at $DAGSTER_HOME records as latest, if any."""
+    if not os.environ.get("DAGSTER_HOME"):
+        return set()
+    import dagster as dg
+
+    from dagster_ds.orchestration.io_manager import DatasetStore, pinned_versions
+
+    with dg.DagsterInstance.get() as instance:
+        return pinned_versions(instance, DatasetStore(store.root))
 
 
 @main.group(name="hash")

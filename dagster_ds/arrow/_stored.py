@@ -18,7 +18,7 @@ and mapping, so that two recipes producing the same rows share it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -413,3 +413,74 @@ def known_contents(record: Mapping[str, Any] | None) -> dict[tuple[str, str | No
 def shard_keys(records: Sequence[Mapping[str, Any]]) -> set[str]:
     """Every entry key the version ``records`` reference."""
     return {key for record in records for key in referenced_keys(record)}
+
+
+@dataclass(frozen=True)
+class Retention:
+    """What `retain` removed and kept.
+
+    Attributes:
+        removed_versions: Keys of the version manifests removed.
+        removed_entries: Keys of the shard entries removed (used by no kept version).
+        kept_versions: Keys of the versions kept.
+    """
+
+    removed_versions: tuple[str, ...]
+    removed_entries: tuple[str, ...]
+    kept_versions: tuple[str, ...]
+
+
+def all_versions(store: CacheStore) -> list[dict[str, Any]]:
+    """Every version record of the store, newest first, each with its entry ``key``."""
+    found = [
+        {**info.metadata, "key": info.fingerprint, "created": info.created.isoformat()}
+        for info in store.ls()
+        if info.metadata.get("kind") == VERSION_KIND
+    ]
+    return sorted(found, key=lambda record: str(record["created"]), reverse=True)
+
+
+def retain(
+    store: CacheStore,
+    keep_versions: int,
+    *,
+    pinned: Collection[str] = (),
+    assets: Collection[str] | None = None,
+) -> Retention:
+    """Keep the newest ``keep_versions`` versions of each asset, and every ``pinned`` one.
+
+    Older versions go, with the entries only they referenced; a version or
+    entry that a live process holds open stays (reader leases). ``assets``:
+    only these assets' versions are considered (default: all).
+    """
+    if keep_versions < 1:
+        raise ValueError(f"keep_versions={keep_versions!r} must be at least 1")
+    records = all_versions(store)
+    seen: dict[str, int] = {}
+    kept: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    for record in records:
+        asset = str(record.get("asset"))
+        seen[asset] = seen.get(asset, 0) + 1
+        considered = assets is None or asset in assets
+        if not considered or seen[asset] <= keep_versions or record["key"] in pinned:
+            kept.append(record)
+        else:
+            dropped.append(record)
+    removed_versions = [record["key"] for record in dropped if store.remove(record["key"])]
+    still_used = shard_keys(
+        kept + [record for record in dropped if record["key"] not in removed_versions]
+    )
+    candidates = shard_keys([r for r in dropped if r["key"] in removed_versions]) - still_used
+    removed_entries = [key for key in sorted(candidates) if store.remove(key)]
+    return Retention(
+        tuple(removed_versions),
+        tuple(removed_entries),
+        tuple(record["key"] for record in kept),
+    )
+
+
+def kept_entries(store: CacheStore, versions: Collection[str]) -> set[str]:
+    """The keys of the versions ``versions`` and of every entry they reference."""
+    records = [record for record in all_versions(store) if record["key"] in versions]
+    return {*versions, *shard_keys(records)}

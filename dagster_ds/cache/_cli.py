@@ -11,7 +11,7 @@ from dagster_ds.cache._store import CacheStore
 from dagster_ds.cache._units import format_size, parse_duration, parse_size
 
 
-class _Size(click.ParamType[int, object]):
+class Size(click.ParamType[int, object]):
     name = "size"
 
     def convert(
@@ -25,7 +25,7 @@ class _Size(click.ParamType[int, object]):
             self.fail(str(error), param, ctx)
 
 
-class _Duration(click.ParamType[float, object]):
+class Duration(click.ParamType[float, object]):
     name = "duration"
 
     def convert(
@@ -44,7 +44,7 @@ class _Root:
         self.root = root
 
 
-def _store(ctx: click.Context) -> CacheStore:
+def cache_store(ctx: click.Context) -> CacheStore:
     root = ctx.find_object(_Root)
     return CacheStore(root.root if root is not None else None)
 
@@ -75,7 +75,7 @@ def _ago(moment: datetime.datetime) -> str:
 @click.pass_context
 def ls_command(ctx: click.Context, as_json: bool) -> None:
     """List entries, most recently used first."""
-    store = _store(ctx)
+    store = cache_store(ctx)
     infos = store.ls()
     if as_json:
         for info in infos:
@@ -108,7 +108,7 @@ def verify_command(ctx: click.Context, fingerprints: tuple[str, ...]) -> None:
 
     Corrupt entries are moved to quarantine/; the exit status is 1 if any was found.
     """
-    store = _store(ctx)
+    store = cache_store(ctx)
     reports = [store.verify(fp) for fp in fingerprints] if fingerprints else [store.verify()]
     bad = False
     for report in reports:
@@ -124,39 +124,10 @@ def verify_command(ctx: click.Context, fingerprints: tuple[str, ...]) -> None:
         ctx.exit(1)
 
 
-@cache_group.command(name="gc")
-@click.option(
-    "--max-size",
-    type=_Size(),
-    required=True,
-    help="Evict least-recently-used entries until the cache is this small, e.g. 20GB.",
-)
-@click.option(
-    "--grace",
-    type=_Duration(),
-    default="1h",
-    show_default=True,
-    help="Keep tmp/ and quarantine/ items younger than this.",
-)
-@click.pass_context
-def gc_command(ctx: click.Context, max_size: int, grace: float) -> None:
-    """Evict least-recently-used entries (never those in use) and remove garbage."""
-    report = _store(ctx).gc(max_size, grace=grace)
-    for key in report.evicted:
-        click.echo(f"evicted {key}")
-    for key in report.in_use:
-        click.echo(f"kept {key} (in use)")
-    click.echo(
-        f"freed {format_size(report.freed_bytes)} ({len(report.evicted)} entries, "
-        f"{len(report.removed_garbage)} garbage items); "
-        f"{format_size(report.total_bytes)} left"
-    )
-
-
 @cache_group.command(name="clean")
 @click.option(
     "--older-than",
-    type=_Duration(),
+    type=Duration(),
     default="1h",
     show_default=True,
     help="Grace period for tmp/ items whose writer cannot be checked (other hosts).",
@@ -164,7 +135,7 @@ def gc_command(ctx: click.Context, max_size: int, grace: float) -> None:
 @click.pass_context
 def clean_command(ctx: click.Context, older_than: float) -> None:
     """Remove what killed writers left in tmp/."""
-    removed = _store(ctx).clean_tmp(older_than)
+    removed = cache_store(ctx).clean_tmp(older_than)
     for path in removed:
         click.echo(f"removed {path}")
     click.echo(f"{len(removed)} items removed")

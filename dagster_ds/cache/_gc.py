@@ -15,7 +15,7 @@ with a live reader lease, until the entries' total size is at most the target.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from dagster_ds.cache._layout import MANIFEST, Layout, quarantined_at, tmp_owner
@@ -106,6 +106,7 @@ def collect(
     grace: float,
     foreign_ttl: float,
     try_lock: Callable[[str], EntryLock | None],
+    keep: Collection[str] = (),
 ) -> GcReport:
     garbage = clean_tmp(layout, grace, try_lock) + purge_quarantine(layout, grace)
     entries = sorted(scan(layout), key=lambda item: (item[2], item[0]))
@@ -116,7 +117,7 @@ def collect(
     for key, manifest, _ in entries:
         if total <= max_size_bytes:
             break
-        if live_leases(layout, key, foreign_ttl=foreign_ttl):
+        if key in keep or live_leases(layout, key, foreign_ttl=foreign_ttl):
             in_use.append(key)
             continue
         lock = try_lock(key)

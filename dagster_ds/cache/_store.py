@@ -6,7 +6,7 @@ import datetime
 import functools
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._gc import DEFAULT_GRACE, GcReport, clean_tmp, collect
@@ -338,12 +338,19 @@ class CacheStore:
                 checked.append(key)
         return VerifyReport(tuple(checked), corrupt, tuple(missing))
 
-    def gc(self, max_size_bytes: int, *, grace: float = DEFAULT_GRACE) -> GcReport:
+    def gc(
+        self,
+        max_size_bytes: int,
+        *,
+        grace: float = DEFAULT_GRACE,
+        keep: Collection[str] = (),
+    ) -> GcReport:
         """Evict least-recently-used entries until their total size is at most ``max_size_bytes``.
 
-        Entries held open by a live process (a reader lease) are never
-        evicted. Also removes ``tmp/`` garbage (see `clean_tmp`) and
-        quarantined entries older than ``grace`` seconds.
+        Entries held open by a live process (a reader lease), and those named
+        in ``keep`` (what kept dataset versions reference), are never evicted.
+        Also removes ``tmp/`` garbage (see `clean_tmp`) and quarantined entries
+        older than ``grace`` seconds.
 
         Example:
             >>> CacheStore("memory://gc-doc").gc(20 * 10**9).evicted
@@ -357,6 +364,7 @@ class CacheStore:
             grace=grace,
             foreign_ttl=self._foreign_lease_ttl,
             try_lock=self._try_lock,
+            keep=frozenset(keep),
         )
 
     def clean_tmp(self, older_than: float | datetime.timedelta = DEFAULT_GRACE) -> tuple[str, ...]:

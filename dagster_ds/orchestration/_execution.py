@@ -153,6 +153,13 @@ def _run(
     dataset: Dataset | IterableDataset = result
     if store is not None:
         value = store.save(key, result, hash_tree=tree)
+        retained = store.retain(key, context.instance, current=fingerprint)
+        if retained is not None and retained.removed_versions:
+            context.log.info(
+                f"Retention (keep_versions={store.keep_versions}): removed"
+                f" {len(retained.removed_versions)} older version(s) of {name} and"
+                f" {len(retained.removed_entries)} entries only they used."
+            )
         if isinstance(result, IterableDataset):  # consumed: describe what was stored
             dataset = store.load(key, fingerprint)
     described = spec.translator.get_metadata(dataset)

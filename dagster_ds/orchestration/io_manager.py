@@ -30,11 +30,14 @@ from pydantic import Field
 from dagster_ds.arrow import Dataset
 from dagster_ds.arrow._stored import (
     VERSION_KIND,
+    Retention,
     StoredVersion,
     adopt,
+    all_versions,
     derived_key,
     describe_version,
     open_version,
+    retain,
     store_version,
     version_record,
 )
@@ -82,6 +85,10 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
             so an asset version references their results instead of copying them.
         storage_options: fsspec options for ``base_dir`` (``endpoint_url``,
             ``key``, ``secret``...; use ``dg.EnvVar`` for secrets).
+        keep_versions: After each materialization, keep this many versions of
+            the asset (newest first) and the one its latest materialization
+            records; older ones go, with the shard entries only they used.
+            Versions a running step reads are never removed. Default: keep all.
 
     Example:
         >>> import dagster as dg
@@ -99,10 +106,18 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
         default_factory=dict, description="fsspec options for base_dir (credentials, endpoint)."
     )
 
+    keep_versions: int | None = Field(
+        default=None,
+        ge=1,
+        description="Versions of each asset to keep (and what they use); default: all.",
+    )
+
     def create_io_manager(self, context: dg.InitResourceContext) -> DatasetStore:
         """The IO manager of one run (or step process)."""
         return DatasetStore(
-            self.base_dir or default_store_root(context.instance), self.storage_options
+            self.base_dir or default_store_root(context.instance),
+            self.storage_options,
+            keep_versions=self.keep_versions,
         )
 
 
@@ -123,10 +138,15 @@ class DatasetStore(dg.IOManager):
     """
 
     def __init__(
-        self, base_dir: str | None = None, storage_options: Mapping[str, Any] | None = None
+        self,
+        base_dir: str | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        *,
+        keep_versions: int | None = None,
     ) -> None:
         self._options = dict(storage_options or {})
         self.cache = CacheStore(base_dir or default_cache_root(), storage_options=self._options)
+        self.keep_versions = keep_versions
 
     @property
     def root(self) -> str:
@@ -232,6 +252,20 @@ class DatasetStore(dg.IOManager):
         ]
         return sorted(found, key=lambda record: str(record["created"]), reverse=True)
 
+    def retain(
+        self, asset_key: dg.AssetKey, instance: dg.DagsterInstance | None, *, current: str
+    ) -> Retention | None:
+        """Apply ``keep_versions`` to ``asset_key``: ``current`` and the latest recorded stay."""
+        if self.keep_versions is None:
+            return None
+        pinned = {self.version_key(asset_key, current)}
+        recorded = recorded_fingerprint(instance, asset_key) if instance is not None else None
+        if recorded is not None:
+            pinned.add(self.version_key(asset_key, recorded))
+        return retain(
+            self.cache, self.keep_versions, pinned=pinned, assets={asset_key.to_user_string()}
+        )
+
     def adopt(self, dataset: Dataset) -> Dataset:
         """``dataset`` with its shard tables in this store (copied once when elsewhere)."""
         return adopt(self.cache, dataset)
@@ -302,6 +336,17 @@ class DatasetStore(dg.IOManager):
 
             return relabel_stream(dataset, content)
         return dataset._relabelled(content)  # pyright: ignore[reportPrivateUsage]
+
+
+def pinned_versions(instance: dg.DagsterInstance, store: DatasetStore) -> set[str]:
+    """The version keys the instance's latest materialization of each stored asset records."""
+    pinned: set[str] = set()
+    for name in {str(record.get("asset")) for record in all_versions(store.cache)}:
+        key = dg.AssetKey.from_user_string(name)
+        recorded = recorded_fingerprint(instance, key)
+        if recorded is not None:
+            pinned.add(store.version_key(key, recorded))
+    return pinned
 
 
 def default_store_root(instance: dg.DagsterInstance | None) -> str:

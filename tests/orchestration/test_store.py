@@ -307,3 +307,64 @@ def test_export_writes_what_datasets_load_from_disk_reads(
     )
     assert check.returncode == 0, check.stderr[-2000:]
     assert check.stdout.strip() == "[2, 4]"
+
+
+def test_keep_versions_bounds_the_store_and_keeps_what_is_latest(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    data = tmp_path / "numbers.jsonl"
+    numbers = dataset_source("numbers", "json", data_files=str(data))
+
+    @dataset_asset
+    def doubled(numbers: Dataset) -> Dataset:
+        return numbers.map(lambda example: {"twice": example["n"] * 2})
+
+    resources = {"io_manager": DatasetIOManager(base_dir=str(tmp_path / "s"), keep_versions=2)}
+    store = DatasetStore(str(tmp_path / "s"))
+    sizes = []
+    for refresh in range(10):
+        write_jsonl(data, [{"n": refresh * 1000 + n} for n in range(500)])
+        assets = [numbers, doubled]
+        assert dg.materialize(assets, instance=instance, resources=resources).success
+        assert len(store.versions(dg.AssetKey("doubled"))) <= 2
+        sizes.append(sum(info.size for info in store.cache.ls()))
+        latest_fp = metadata_value(latest(instance, "doubled"), "dagster_ds/fingerprint")
+        assert store.load(dg.AssetKey("doubled"), latest_fp)["twice"][:3] == [
+            refresh * 2000,
+            refresh * 2000 + 2,
+            refresh * 2000 + 4,
+        ]
+    assert max(sizes[2:]) <= 1.2 * sizes[2]  # bounded: old versions and their shards go
+    assert store.cache.verify().ok
+
+
+def test_cache_gc_keep_versions_from_the_command_line_keeps_the_latest(
+    tmp_path: Path, instance: dg.DagsterInstance, dagster_home: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from dagster_ds.cli import main
+
+    data = tmp_path / "numbers.jsonl"
+    numbers = dataset_source("numbers", "json", data_files=str(data))
+
+    @dataset_asset
+    def doubled(numbers: Dataset) -> Dataset:
+        return numbers.map(lambda example: {"twice": example["n"] * 2})
+
+    storage = tmp_path / "s"
+    for refresh in range(4):
+        write_jsonl(data, [{"n": refresh * 100 + n} for n in range(50)])
+        _materialize([numbers, doubled], instance, storage)
+    store = DatasetStore(str(storage))
+    assert len(store.versions(dg.AssetKey("doubled"))) == 4
+    result = CliRunner().invoke(
+        main,
+        ["cache", "--dir", str(storage), "gc", "--keep-versions", "1", "--max-size", "0"],
+        env={"DAGSTER_HOME": str(dagster_home)},
+    )
+    assert result.exit_code == 0, result.output
+    (kept,) = store.versions(dg.AssetKey("doubled"))
+    latest_fp = metadata_value(latest(instance, "doubled"), "dagster_ds/fingerprint")
+    assert kept["fingerprint"] == latest_fp
+    assert store.load(dg.AssetKey("doubled"), latest_fp)["twice"][:2] == [600, 602]
