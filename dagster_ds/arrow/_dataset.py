@@ -14,6 +14,7 @@ from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.errors import ColumnNotFoundError
 from dagster_ds.features import Features, cast_table
+from dagster_ds.features._features import with_features_metadata
 from dagster_ds.fingerprint import Hasher, update_fingerprint
 
 if TYPE_CHECKING:
@@ -50,9 +51,9 @@ class Dataset(TransformMethods, StorageMethods):
     ) -> None:
         if features is not None:
             arrow_table = cast_table(arrow_table, features)
-        self._data = arrow_table
         self._indices: pa.UInt64Array | None = None
         self._features = features or Features.from_arrow_schema(arrow_table.schema)
+        self._data = with_features_metadata(arrow_table, self._features)
         self._split = split
         self._fingerprint = fingerprint or Hasher.hash(
             {"table": arrow_table, "features": self._features.to_dict()}
@@ -158,11 +159,11 @@ class Dataset(TransformMethods, StorageMethods):
         step: LineageStep | None = None,
     ) -> Dataset:
         dataset = cls.__new__(cls)
-        dataset._data = data
         dataset._indices = indices
         dataset._features = features or (
             parent._features if parent else Features.from_arrow_schema(data.schema)
         )
+        dataset._data = with_features_metadata(data, dataset._features)
         dataset._split = parent._split if parent else None
         dataset._fingerprint = fingerprint
         dataset._output_format = parent._output_format if parent else OutputFormat()
@@ -241,6 +242,8 @@ class Dataset(TransformMethods, StorageMethods):
         """A row (int), a batch (slice or list of ints) or a lazy `Column` (str)."""
         if isinstance(key, str):
             self._require_columns([key], "__getitem__")
+            if self._output_format.type in ("arrow", "pandas"):  # as the anchor: the column itself
+                return self._output_format.column(self._read(slice(None)), key)
             return Column(self, key)
         rows = self._read(key)
         if isinstance(key, int):

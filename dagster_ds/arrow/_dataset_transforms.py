@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
+from dagster_ds.arrow._formatting import transmit_format
+
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
     from dagster_ds.arrow._dict import DatasetDict
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 class TransformMethods:
     """Mixed into `Dataset`: the anchor's transforms, each cached by fingerprint."""
 
+    @transmit_format
     def map(
         self,
         function: Callable[..., Any] | None = None,
@@ -80,6 +83,7 @@ class TransformMethods:
             desc=desc,
         )
 
+    @transmit_format
     def filter(
         self,
         function: Callable[..., Any] | None = None,
@@ -119,6 +123,7 @@ class TransformMethods:
             desc=desc,
         )
 
+    @transmit_format
     def select(
         self,
         indices: Iterable[int] | pa.Array,
@@ -140,6 +145,7 @@ class TransformMethods:
         rows = indices if isinstance(indices, range | pa.Array) else list(indices)
         return select_rows(dataset, rows, new_fingerprint)
 
+    @transmit_format
     def shuffle(
         self,
         seed: int | None = None,
@@ -164,6 +170,7 @@ class TransformMethods:
             dataset, seed, generator, load_from_cache_file is not False, new_fingerprint
         )
 
+    @transmit_format
     def sort(
         self,
         column_names: str | Sequence[str],
@@ -194,6 +201,7 @@ class TransformMethods:
             new_fingerprint,
         )
 
+    @transmit_format
     def train_test_split(
         self,
         test_size: float | int | None = None,
@@ -218,6 +226,7 @@ class TransformMethods:
             train_test_split(dataset, test_size, train_size, shuffle, seed, generator)
         )
 
+    @transmit_format
     def shard(self, num_shards: int, index: int, contiguous: bool = True) -> Dataset:
         """The ``index``-th of ``num_shards`` parts: contiguous blocks, or every n-th row.
 
@@ -239,6 +248,7 @@ class TransformMethods:
             return dataset.select(range(start, start + div + (1 if index < mod else 0)))
         return dataset.select(range(index, size, num_shards))
 
+    @transmit_format
     def flatten_indices(
         self, keep_in_memory: bool = False, new_fingerprint: str | None = None
     ) -> Dataset:
@@ -263,6 +273,7 @@ class TransformMethods:
 
         return table_result(dataset, transform, write, lambda _schema: features)
 
+    @transmit_format
     def rename_column(
         self,
         original_column_name: str,
@@ -280,6 +291,7 @@ class TransformMethods:
 
         return rename_columns(dataset, {original_column_name: new_column_name}, new_fingerprint)
 
+    @transmit_format
     def rename_columns(
         self, column_mapping: Mapping[str, str], new_fingerprint: str | None = None
     ) -> Dataset:
@@ -294,6 +306,7 @@ class TransformMethods:
 
         return rename_columns(dataset, column_mapping, new_fingerprint)
 
+    @transmit_format
     def remove_columns(
         self, column_names: str | Sequence[str], new_fingerprint: str | None = None
     ) -> Dataset:
@@ -308,6 +321,7 @@ class TransformMethods:
 
         return remove_columns(dataset, _names(column_names) or (), new_fingerprint)
 
+    @transmit_format
     def select_columns(
         self, column_names: str | Sequence[str], new_fingerprint: str | None = None
     ) -> Dataset:
@@ -322,6 +336,7 @@ class TransformMethods:
 
         return select_columns(dataset, _names(column_names) or (), new_fingerprint)
 
+    @transmit_format
     def add_column(
         self,
         name: str,
@@ -340,6 +355,7 @@ class TransformMethods:
 
         return add_column(dataset, name, column, feature, new_fingerprint)
 
+    @transmit_format
     def cast(
         self,
         features: Features,
@@ -365,6 +381,7 @@ class TransformMethods:
         del batch_size, keep_in_memory, cache_file_name, writer_batch_size, num_proc
         return cast_dataset(dataset, features, load_from_cache_file is not False, new_fingerprint)
 
+    @transmit_format
     def cast_column(self, column: str, feature: Any, new_fingerprint: str | None = None) -> Dataset:
         """The dataset with one column cast to ``feature``.
 

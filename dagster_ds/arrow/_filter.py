@@ -12,6 +12,7 @@ from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._results import indices_result, plan
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.progress import progress_bar
+from dagster_ds.streaming._calls import awaited_all
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -54,7 +55,8 @@ def filter_dataset(
             call: list[Any] = [batch] if columns is None else [batch[c] for c in columns]
             if with_indices:
                 call.append(list(range(offset, offset + table.num_rows)))
-            mask = _as_mask(function(*call, **fn_kwargs), table.num_rows, where)
+            verdict = awaited_all([function(*call, **fn_kwargs)])[0]
+            mask = _as_mask(verdict, table.num_rows, where)
         else:
             plain = output_format == OutputFormat()
             rows = (
@@ -68,7 +70,7 @@ def filter_dataset(
                 if with_indices:
                     call.append(offset + index)
                 verdicts.append(function(*call, **fn_kwargs))
-            mask = _as_mask(verdicts, table.num_rows, where)
+            mask = _as_mask(awaited_all(verdicts), table.num_rows, where)
         return pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64()))
 
     def compute() -> pa.Array:

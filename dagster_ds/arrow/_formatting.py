@@ -7,9 +7,10 @@ pandas DataFrame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -65,6 +66,12 @@ class OutputFormat:
             "columns": list(self.columns) if self.columns is not None else None,
             "output_all_columns": self.output_all_columns,
         }
+
+    def restricted_to(self, names: Sequence[str]) -> OutputFormat:
+        """This format for a dataset with the columns ``names`` (others are forgotten)."""
+        if self.columns is None:
+            return self
+        return replace(self, columns=tuple(name for name in self.columns if name in names))
 
     def _split(self, table: pa.Table) -> tuple[pa.Table, pa.Table | None]:
         if self.columns is None:
@@ -122,6 +129,8 @@ def _format_batch(table: pa.Table, kind: str, kwargs: Mapping[str, Any]) -> Any:
 def _to_numpy(column: pa.ChunkedArray) -> Any:
     import numpy as np
 
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return np.array(column.to_pylist())  # numpy strings (np.str_), as the anchor
     if pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type):
         values = column.to_pylist()
         try:
@@ -129,3 +138,25 @@ def _to_numpy(column: pa.ChunkedArray) -> Any:
         except ValueError:
             return np.array([np.array(v) for v in values], dtype=object)
     return column.to_numpy()
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def transmit_format(method: _Method) -> _Method:
+    """Give a transform's result (or each split of it) the format of its input, as the anchor.
+
+    The result keeps its own fingerprint: a format only changes how rows are handed out.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, *args, **kwargs)
+        outputs = list(result.values()) if isinstance(result, dict) else [result]
+        wanted: OutputFormat = self._output_format
+        for output in outputs:
+            if hasattr(output, "_output_format") and output is not self:
+                output._output_format = wanted.restricted_to(output.column_names)
+        return result
+
+    return wrapper  # type: ignore[return-value]

@@ -19,6 +19,7 @@ from dagster_ds.arrow._results import plan, table_result
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
 from dagster_ds.progress import progress_bar
+from dagster_ds.streaming._calls import awaited_all, returned_input
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -98,10 +99,16 @@ class _MapJob:
         if self.spec.features is not None:
             return self.spec.features
         parent = self.dataset.features
+        # As the anchor: a column the function returned keeps its feature (a ClassLabel, say)
+        # when its values still have that feature's Arrow type.
         return Features(
             {
                 field.name: parent[field.name]
-                if field.name in parent and field.name not in self.overwritten
+                if field.name in parent
+                and (
+                    field.name not in self.overwritten
+                    or parent.arrow_schema.field(field.name).type.equals(field.type)
+                )
                 else arrow_type_to_feature(field.type)
                 for field in schema
             }
@@ -151,15 +158,27 @@ class _MapJob:
         if spec.function is None:
             output = None
         elif spec.batched:
-            output = _as_table(self._call_batched(inputs, offset), where)
+            formatted, returned = self._call_batched(inputs, offset)
+            output = _as_table(returned, where)
+            output = self._without_removed(output, returned is formatted)
         else:
-            output = _rows_as_table(self._call_per_example(inputs, offset), offset)
+            rows, results = self._call_per_example(inputs, offset)
+            output = _rows_as_table(results, offset)
+            output = self._without_removed(output, returned_input(rows, results))
         result = self._merge(table, output, where)
         if spec.features is not None:
             result = cast_table(result, spec.features)
         return result
 
-    def _call_batched(self, inputs: pa.Table, offset: int) -> Any:
+    def _without_removed(self, output: pa.Table | None, returned_input: bool) -> pa.Table | None:
+        """A function that returned its (changed) input does not bring back removed columns."""
+        if output is None or not returned_input:
+            return output
+        return output.drop_columns(
+            [c for c in self.spec.remove_columns if c in output.column_names]
+        )
+
+    def _call_batched(self, inputs: pa.Table, offset: int) -> tuple[Any, Any]:
         spec = self.spec
         assert spec.function is not None
         batch = self.output_format.batch(inputs)
@@ -168,9 +187,9 @@ class _MapJob:
         )
         if spec.with_indices:
             args.append(list(range(offset, offset + inputs.num_rows)))
-        return spec.function(*args, **spec.fn_kwargs)
+        return batch, awaited_all([spec.function(*args, **spec.fn_kwargs)])[0]
 
-    def _call_per_example(self, inputs: pa.Table, offset: int) -> list[Any]:
+    def _call_per_example(self, inputs: pa.Table, offset: int) -> tuple[Sequence[Any], list[Any]]:
         spec = self.spec
         assert spec.function is not None
         if self.output_format == OutputFormat():
@@ -186,7 +205,7 @@ class _MapJob:
             if spec.with_indices:
                 args.append(offset + index)
             results.append(function(*args, **kwargs))
-        return results
+        return rows, awaited_all(results)
 
     def _merge(self, table: pa.Table, output: pa.Table | None, where: str) -> pa.Table:
         removed = [c for c in self.spec.remove_columns if c in table.column_names]

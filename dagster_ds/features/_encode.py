@@ -38,7 +38,7 @@ def _needs_encoding(item: FeatureType, items: list[Any]) -> bool:
 
     As in the anchor, so that lists of plain values skip the per-item Python pass.
     """
-    if isinstance(item, ClassLabel | Json | Mapping):  # the anchor only checks the first Json item
+    if _holds_encoded(item):  # names to integers, values to JSON text: at any depth
         return True
     first = next((element for element in items if element is not None), None)
     if first is None:
@@ -48,3 +48,10 @@ def _needs_encoding(item: FeatureType, items: list[Any]) -> bool:
         return bool(encoded != first)
     except ValueError:  # comparing numpy arrays
         return False
+
+
+def _holds_encoded(feature: FeatureType) -> bool:
+    """Whether ``feature`` has a ClassLabel, Json or struct anywhere (values always change)."""
+    while isinstance(feature, List | LargeList):
+        feature = feature.feature
+    return isinstance(feature, ClassLabel | Json | Mapping)

@@ -27,6 +27,9 @@ from dagster_ds.formats._io import open_input
 from dagster_ds.formats._lines import DEFAULT_BLOCK_SIZE, excerpt, line_blocks
 
 _ROW = re.compile(r"\bin row (\d+)")
+# An integer literal of 19 digits or more: maybe outside int64, which Arrow reads as float64.
+_LONG_INTEGER = re.compile(rb"(?<![\d.eE+\-])-?\d{19,}(?![\d.eE])")
+_INT64 = range(-(2**63), 2**63)
 _WHITESPACE = b" \t\r\n"
 
 
@@ -173,6 +176,8 @@ class _JsonLinesParser:
             raise _malformed_lines(
                 self.url, line, block, error, self.schema, self._fails
             ) from error
+        if not self._explicit:
+            _check_integers(self.url, line, block)
         if self.schema is None:
             self.schema = table.schema
             return table
@@ -333,6 +338,9 @@ def _whole_json(url: str, data: bytes, field: str | None, schema: pa.Schema | No
             "Pass field= naming the key that holds the list.",
             path=url,
         )
+    if schema is None and _LONG_INTEGER.search(data):
+        for index, item in enumerate(document):
+            _check_value(url, f"element {index} of the list", item)
     if document and not any(isinstance(item, dict) for item in document):
         document = [{"text": item} for item in document]
     bad = next((i for i, item in enumerate(document) if not isinstance(item, dict)), None)
@@ -358,3 +366,35 @@ def _whole_json(url: str, data: bytes, field: str | None, schema: pa.Schema | No
             "records' types consistent, or pass schema=.",
             path=url,
         ) from error
+
+
+def _check_integers(url: str, line: int, block: bytes) -> None:
+    """Refuse an integer outside int64: Arrow would silently read its column as float64."""
+    for match in _LONG_INTEGER.finditer(block):
+        offset = block.count(b"\n", 0, match.start())
+        text = block.split(b"\n")[offset]
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue  # reported as malformed by the parser
+        _check_value(url, f"line {line + offset}", value, line + offset)
+
+
+def _check_value(url: str, where: str, value: Any, line: int | None = None) -> None:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(cast("dict[str, Any]", item).values())
+        elif isinstance(item, list):
+            pending.extend(cast("list[Any]", item))
+        elif isinstance(item, int) and not isinstance(item, bool) and item not in _INT64:
+            raise MalformedFileError(
+                f"JSON file {url!r}, {where}: the integer {item} does not fit in int64, and "
+                "reading it would turn its whole column into float64 (changing values such as "
+                "1 into 1.0 and rounding it). Write such integers as JSON strings "
+                '("12345678901234567890") to read them exactly as text, or as floats '
+                "(1.0e20) to accept rounding.",
+                path=url,
+                line=line,
+            )

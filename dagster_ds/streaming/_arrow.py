@@ -237,14 +237,6 @@ def parquet_schema(
     return pa.schema(kept, metadata=schema.metadata)  # pyright: ignore[reportArgumentType]
 
 
-def file_size(url: str, storage_options: Mapping[str, Any] | None) -> int:
-    """The size of a written file, in bytes."""
-    import fsspec
-
-    fs, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-    return int(fs.size(path) or 0)
-
-
 def as_mask(result: Any, rows: int, where: str) -> pa.Array[Any]:
     """A batched filter's result as a boolean array of ``rows`` values."""
     try:

@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow as pa
 
@@ -423,7 +423,7 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def to_parquet(
         self,
-        path_or_buf: str | os.PathLike[str],
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         num_shards: int | None = None,
@@ -440,7 +440,7 @@ class IterableDataset(RowOperators, ColumnOperators):
         atomic: a failed export leaves no file.
 
         Args:
-            path_or_buf: Target path or fsspec URL.
+            path_or_buf: Target path or fsspec URL, or a file object opened in binary mode.
             batch_size: Rows read at a time (default: the stream's own batches).
             storage_options: Passed to the fsspec filesystem.
             num_shards: Write this many files instead of one.
@@ -473,7 +473,7 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def to_csv(
         self,
-        path_or_buf: str | os.PathLike[str],
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         num_shards: int | None = None,
@@ -502,7 +502,7 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def to_json(
         self,
-        path_or_buf: str | os.PathLike[str],
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         num_shards: int | None = None,
