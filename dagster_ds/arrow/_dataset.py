@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import pyarrow as pa
 
-from dagster_ds.arrow._column import Column
+from dagster_ds.arrow._column import Column, as_row_key
 from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.errors import ColumnNotFoundError
 from dagster_ds.features import Features, cast_table
+from dagster_ds.features._encode import holds_python_encoded
 from dagster_ds.features._features import with_features_metadata
 from dagster_ds.fingerprint import Hasher, update_fingerprint
 
@@ -79,6 +80,10 @@ class Dataset(TransformMethods, StorageMethods):
         """
         schema = features.arrow_schema if features is not None else None
         columns: dict[str, Any] = dict(mapping)
+        if features is not None:  # as the anchor: label names to integers, Json to text
+            for name, values in columns.items():
+                if name in features and holds_python_encoded(features[name]):
+                    columns[name] = features.encode_column(values, name)
         try:
             table = pa.Table.from_pydict(columns, schema=schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -238,15 +243,16 @@ class Dataset(TransformMethods, StorageMethods):
 
     # -- reading ---------------------------------------------------------
 
-    def __getitem__(self, key: int | slice | Sequence[int] | str) -> Any:
+    def __getitem__(self, key: SupportsIndex | slice | Iterable[SupportsIndex] | str) -> Any:
         """A row (int), a batch (slice or list of ints) or a lazy `Column` (str)."""
-        if isinstance(key, str):
-            self._require_columns([key], "__getitem__")
+        where: int | slice | Sequence[int] | str = as_row_key(key)
+        if isinstance(where, str):
+            self._require_columns([where], "__getitem__")
             if self._output_format.type in ("arrow", "pandas"):  # as the anchor: the column itself
-                return self._output_format.column(self._read(slice(None)), key)
-            return Column(self, key)
-        rows = self._read(key)
-        if isinstance(key, int):
+                return self._output_format.column(self._read(slice(None)), where)
+            return Column(self, where)
+        rows = self._read(where)
+        if isinstance(where, int):
             return self._output_format.row(rows)
         return self._output_format.batch(rows)
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from dagster_ds.arrow._dataset import Dataset
+from dagster_ds.errors import InvalidSplitError
 
 if TYPE_CHECKING:
     from dagster_ds.hub import PushResult
@@ -22,7 +23,16 @@ class DatasetDict(dict[str, Dataset]):
         [2, 4]
     """
 
+    def _check_values_type(self) -> None:
+        for name, split in self.items():
+            if not isinstance(split, Dataset):
+                raise InvalidSplitError(
+                    f"DatasetDict split {name!r} is a {type(split).__name__}, not a Dataset; "
+                    "every value of a DatasetDict must be a Dataset (remove or replace it)."
+                )
+
     def _each(self, method: str, *args: Any, **kwargs: Any) -> DatasetDict:
+        self._check_values_type()
         return DatasetDict(
             {name: getattr(split, method)(*args, **kwargs) for name, split in self.items()}
         )

@@ -11,8 +11,8 @@ import pyarrow.compute as pc
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._results import indices_result, plan
 from dagster_ds.errors import TransformOutputError
+from dagster_ds.formatting._calls import awaited_all
 from dagster_ds.progress import progress_bar
-from dagster_ds.streaming._calls import awaited_all
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset

@@ -330,10 +330,17 @@ def _cast_json(array: pa.Array, where: Where) -> pa.Array:
             )
     if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
         return pa.ExtensionArray.from_storage(target, array.cast(pa.string()))
+    if pa.types.is_struct(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        # Objects and arrays become their JSON text, as the anchor encodes them.
+        texts = [
+            None if value is None else json.dumps(value, separators=(",", ":"))
+            for value in array.to_pylist()
+        ]
+        return pa.ExtensionArray.from_storage(target, pa.array(texts, pa.string()))
     raise type_error(
         array,
         target,
         where,
-        "only JSON text, numbers and booleans convert to Json",
+        "only JSON text, numbers, booleans, objects and lists convert to Json",
         "Encode the values with json.dumps in a map first.",
     )

@@ -55,3 +55,13 @@ def _holds_encoded(feature: FeatureType) -> bool:
     while isinstance(feature, List | LargeList):
         feature = feature.feature
     return isinstance(feature, ClassLabel | Json | Mapping)
+
+
+def holds_python_encoded(feature: FeatureType) -> bool:
+    """Whether Python values of ``feature`` need `encode_nested` (a ClassLabel or Json inside)."""
+    if isinstance(feature, Mapping):
+        fields: Mapping[str, Any] = feature
+        return any(holds_python_encoded(sub) for sub in fields.values())
+    if isinstance(feature, List | LargeList):
+        return holds_python_encoded(feature.feature)
+    return isinstance(feature, ClassLabel | Json)

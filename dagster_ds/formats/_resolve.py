@@ -239,4 +239,18 @@ def _not_found(
         "unless the pattern names them. Fix the path, the pattern ('*' stays in one folder, "
         "'**' also searches subfolders) or base_path."
     )
+    if "[" in pattern or "]" in pattern:
+        message += (
+            " In a pattern, '[...]' matches one character of a set: to match a name that "
+            f"holds brackets, escape them as '[[]' and '[]]' (glob.escape does it: "
+            f"{_escaped_folders(pattern)!r})."
+        )
     return DataFilesNotFoundError(message, pattern=pattern, searched=shown)
+
+
+def _escaped_folders(pattern: str) -> str:
+    """``pattern`` with brackets escaped in its folders (its last part is kept as written)."""
+    import glob
+
+    folder, _, name = pattern.rpartition("/")
+    return f"{glob.escape(folder)}/{name}" if folder else glob.escape(name)

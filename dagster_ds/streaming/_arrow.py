@@ -3,7 +3,7 @@
 # pyright: reportUnknownMemberType=false, reportUnknownArgumentType=false
 # pyright: reportUnknownVariableType=false, reportUnknownParameterType=false
 # pyright: reportMissingTypeArgument=false, reportMissingTypeStubs=false
-"""Arrow helpers the operators share: rows to batches, stable types, schemas, masks, IPC."""
+"""Arrow helpers the operators share: stable types, schemas, masks, IPC."""
 
 from __future__ import annotations
 
@@ -14,51 +14,6 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.errors import IncompatibleFeaturesError, InvalidStateError, TransformOutputError
-from dagster_ds.features import Features
-
-
-def rows_to_batch(
-    rows: Sequence[Mapping[str, Any]], features: Features | None, where: str
-) -> pa.RecordBatch:
-    """A batch from Python rows; a column missing from some rows is None there (as the anchor)."""
-    names: dict[str, None] = {}
-    for row in rows:
-        names.update(dict.fromkeys(row))
-    columns = {name: [row.get(name) for row in rows] for name in names}
-    return columns_to_batch(columns, features, where)
-
-
-def columns_to_batch(
-    columns: Mapping[str, Any], features: Features | None, where: str
-) -> pa.RecordBatch:
-    """A batch from a dict of columns (lists or arrays), typed by ``features`` when given."""
-    if features is not None:
-        encoded = features.encode_batch(columns) if set(columns) == set(features) else columns
-        try:
-            return pa.RecordBatch.from_pydict(dict(encoded), schema=features.arrow_schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, KeyError) as error:
-            raise TransformOutputError(
-                f"{where}: the values do not fit the features {dict(features)}: {error}. "
-                "Fix the values or the features."
-            ) from error
-    arrays: dict[str, Any] = {}
-    for name, values in columns.items():
-        try:
-            arrays[str(name)] = (
-                values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
-            raise TransformOutputError(
-                f"{where}: the values of column {name!r} do not fit one Arrow type: {error}. "
-                "Give every value of a column the same type, or pass features=..."
-            ) from error
-    lengths = {name: len(values) for name, values in arrays.items()}
-    if len(set(lengths.values())) > 1:
-        raise TransformOutputError(
-            f"{where}: columns of unequal lengths {lengths}; every column of a batch must "
-            "have the same number of values."
-        )
-    return pa.RecordBatch.from_pydict(arrays)
 
 
 class TypeKeeper:

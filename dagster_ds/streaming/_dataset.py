@@ -13,10 +13,10 @@ import pyarrow as pa
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import generate_random_fingerprint, update_fingerprint
+from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._column_ops import ColumnOperators
 from dagster_ds.streaming._columns import check_columns
 from dagster_ds.streaming._cursor import Cursor, start_position
-from dagster_ds.streaming._format import Formatter
 from dagster_ds.streaming._iteration import (
     Progress,
     check_pipeline,

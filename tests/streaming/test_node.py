@@ -11,8 +11,8 @@ import pytest
 
 import dagster_ds.streaming as streaming_package
 from dagster_ds.features import Features, Value
+from dagster_ds.formatting._calls import FunctionCall
 from dagster_ds.streaming._batch import BatchNode
-from dagster_ds.streaming._calls import FunctionCall
 from dagster_ds.streaming._columns import CastColumns, RemoveColumns, RenameColumns, SelectColumns
 from dagster_ds.streaming._concat import EmptyNode, HorizontalConcat, VerticalConcat
 from dagster_ds.streaming._cursor import Cursor

@@ -10,9 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-
-from dagster_ds.streaming._format import Formatter
+from dagster_ds.formatting._formatter import ArrowData, Formatter
 
 # Examples turned into Python objects at a time by per-example map and filter: small
 # enough to bound memory with large rows, large enough to amortise Arrow conversions.
@@ -29,7 +27,7 @@ class FunctionCall:
     fn_kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
     formatter: Formatter = field(default_factory=Formatter)
 
-    def per_example(self, batch: pa.RecordBatch, first_index: int) -> tuple[list[Any], list[Any]]:
+    def per_example(self, batch: ArrowData, first_index: int) -> tuple[list[Any], list[Any]]:
         """The formatted rows of ``batch`` and the function's result for each."""
         rows = self.formatter.rows(batch)
         function, kwargs, columns = self.function, self.fn_kwargs, self.input_columns
@@ -45,7 +43,7 @@ class FunctionCall:
             results.append(function(*args, **kwargs))
         return rows, awaited_all(results)
 
-    def batched(self, batch: pa.RecordBatch, first_index: int) -> tuple[Any, Any]:
+    def batched(self, batch: ArrowData, first_index: int) -> tuple[Any, Any]:
         """The formatted batch and the function's result for it."""
         formatted = self.formatter.batch(batch)
         columns = self.input_columns
