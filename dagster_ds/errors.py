@@ -13,6 +13,7 @@ inherits that builtin too::
     │   └── ColumnMismatchError         the column names differ from the features'
     ├── ColumnNotFoundError (KeyError, ValueError)  a named column is not in the dataset or file
     ├── InvalidSplitError (TypeError)   a DatasetDict value is not a Dataset
+    ├── DatasetReleasedError (RuntimeError)  a dataset was used after its ``with`` block
     ├── DataFilesNotFoundError (FileNotFoundError)  a data_files path or pattern matches no file
     ├── InvalidDataFilesError (TypeError)  data_files is not a path, list or dict of paths
     ├── UnknownFormatError (ValueError)  no reader, writer or output format of that name
@@ -97,6 +98,7 @@ __all__ = [
     "DatasetAssetDefinitionError",
     "DatasetAssetOutputError",
     "DatasetNotStoredError",
+    "DatasetReleasedError",
     "DatasetSourceNotFoundError",
     "DuplicateColumnError",
     "FeatureError",
@@ -308,6 +310,10 @@ class ColumnNotFoundError(DagsterDsError, KeyError, ValueError):
 
 class InvalidSplitError(DagsterDsError, TypeError):
     """A `DatasetDict` holds a value that is not a `Dataset` (None, say)."""
+
+
+class DatasetReleasedError(DagsterDsError, RuntimeError):
+    """A dataset was used after the end of its ``with`` block, which released its data."""
 
 
 class DuplicateColumnError(DagsterDsError, ValueError):

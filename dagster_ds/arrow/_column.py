@@ -39,10 +39,11 @@ class Column(Sequence[Any]):
     def __getitem__(self, key: int | slice | Sequence[int]) -> Any:
         key = as_row_key(key)
         rows = self._dataset._read(key)  # pyright: ignore[reportPrivateUsage]
+        output_format = self._dataset._output_format  # pyright: ignore[reportPrivateUsage]
         if isinstance(key, int):
-            return self._dataset._output_format.row(rows.select([self.column_name]))[
-                self.column_name
-            ]  # pyright: ignore[reportPrivateUsage]
+            if output_format.transform is not None:  # it may need every column
+                return output_format.row(rows)[self.column_name]
+            return output_format.row(rows.select([self.column_name]))[self.column_name]
         return self._dataset._output_format.column(rows, self.column_name)  # pyright: ignore[reportPrivateUsage]
 
     def __iter__(self) -> Iterator[Any]:

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import pyarrow as pa
 
 from dagster_ds.arrow._column import Column, as_row_key
+from dagster_ds.arrow._dataset_formats import FormatMethods
+from dagster_ds.arrow._dataset_reshape import ReshapeMethods
+from dagster_ds.arrow._dataset_sources import SourceMethods
 from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 _ITER_BATCH = 1000
 
 
-class Dataset(TransformMethods, StorageMethods):
+class Dataset(TransformMethods, StorageMethods, SourceMethods, ReshapeMethods, FormatMethods):
     """A table of examples backed by Arrow, with a fingerprint that names its content.
 
     A dataset is an Arrow table (in memory, or memory-mapped from the cache)

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
@@ -37,15 +37,18 @@ class Formatter:
     """An output format: its type, the columns it covers, extra options.
 
     ``type`` is ``python`` (dicts of Python objects), ``numpy``, ``arrow``,
-    ``pandas`` or ``torch``. With ``columns``, only those columns are returned
-    (formatted), unless ``output_all_columns`` also returns the others as Python
-    objects. ``kwargs`` go to the conversion (``to_pandas(**kwargs)``).
+    ``pandas`` or ``torch``, or ``custom``: a ``transform`` applied to each batch
+    (a dict of Python lists) when it is read, as the anchor's ``set_transform``.
+    With ``columns``, only those columns are returned (formatted), unless
+    ``output_all_columns`` also returns the others as Python objects. ``kwargs``
+    go to the conversion (``to_pandas(**kwargs)``).
     """
 
     type: str = "python"
     columns: tuple[str, ...] | None = None
     output_all_columns: bool = False
     kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    transform: Callable[[dict[str, list[Any]]], Any] | None = None
 
     @classmethod
     def create(
@@ -70,6 +73,21 @@ class Formatter:
             dict(kwargs),
         )
 
+    @classmethod
+    def custom(
+        cls,
+        transform: Callable[[dict[str, list[Any]]], Any] | None,
+        columns: Sequence[str] | str | None = None,
+        output_all_columns: bool = False,
+    ) -> Formatter:
+        """The format that applies ``transform`` on the fly (None: back to python)."""
+        if transform is None:
+            return cls.create(None, columns, output_all_columns)
+        if isinstance(columns, str):
+            columns = [columns]
+        chosen = tuple(columns) if columns is not None else None
+        return cls("custom", chosen, output_all_columns, {}, transform)
+
     @property
     def name(self) -> str | None:
         """The anchor's name for the format (None for python)."""
@@ -77,9 +95,10 @@ class Formatter:
 
     def as_dict(self) -> dict[str, Any]:
         """The anchor's ``Dataset.format`` dictionary."""
+        kwargs = {"transform": self.transform} if self.transform is not None else dict(self.kwargs)
         return {
             "type": self.name,
-            "format_kwargs": dict(self.kwargs),
+            "format_kwargs": kwargs,
             "columns": list(self.columns) if self.columns is not None else None,
             "output_all_columns": self.output_all_columns,
         }
@@ -100,7 +119,10 @@ class Formatter:
     def batch(self, data: ArrowData) -> Any:
         """A batch in this format: a dict of columns, a table or a DataFrame."""
         formatted, rest = self._split(data)
-        result = _format_batch(formatted, self.type, self.kwargs)
+        if self.transform is not None:
+            result = self.transform(formatted.to_pydict())
+        else:
+            result = _format_batch(formatted, self.type, self.kwargs)
         if rest is not None and rest.num_columns:
             if isinstance(result, dict):
                 result.update(rest.to_pydict())
@@ -112,8 +134,8 @@ class Formatter:
         """Every row of ``data`` in this format (a dict, or a 1-row table or DataFrame)."""
         if self.is_plain:
             return data.to_pylist()
-        if self.type in ("arrow", "pandas"):
-            return [self.batch(data.slice(index, 1)) for index in range(data.num_rows)]
+        if self.type in ("arrow", "pandas", "custom"):
+            return [self.row(data.slice(index, 1)) for index in range(data.num_rows)]
         columns = self.batch(data)
         return [
             {name: values[index] for name, values in columns.items()}
@@ -129,6 +151,8 @@ class Formatter:
     def column(self, data: ArrowData, name: str) -> Any:
         """One column of ``data`` in this format (Python objects if the format skips it)."""
         kind = self.type if self.columns is None or name in self.columns else "python"
+        if kind == "custom":  # the transform may need every column, and may rename them
+            return self.batch(data)[name]
         column = data.column(name)
         if kind == "arrow":
             return column
