@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from dagster_ds.arrow._column import Column, as_row_key
 from dagster_ds.arrow._dataset_formats import FormatMethods
-from dagster_ds.arrow._dataset_reshape import ReshapeMethods
+from dagster_ds.arrow._dataset_reshape import LabelMethods, ReshapeMethods
 from dagster_ds.arrow._dataset_sources import SourceMethods
 from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 _ITER_BATCH = 1000
 
 
-class Dataset(TransformMethods, StorageMethods, SourceMethods, ReshapeMethods, FormatMethods):
+class Dataset(
+    TransformMethods, StorageMethods, SourceMethods, ReshapeMethods, LabelMethods, FormatMethods
+):
     """A table of examples backed by Arrow, with a fingerprint that names its content.
 
     A dataset is an Arrow table (in memory, or memory-mapped from the cache)
@@ -74,15 +76,28 @@ class Dataset(TransformMethods, StorageMethods, SourceMethods, ReshapeMethods, F
         mapping: Mapping[str, Sequence[Any]],
         features: Features | None = None,
         split: str | None = None,
+        info: Any = None,
+        on_mixed_types: str | None = None,
     ) -> Dataset:
         """A dataset from a dict of columns.
+
+        ``on_mixed_types="use_json"`` stores a column whose values mix types as `Json`
+        (as the anchor); ``info.features`` is used when ``features`` is not given.
 
         Example:
             >>> Dataset.from_dict({"a": [1, 2]}).num_rows
             2
         """
+        from dagster_ds.arrow._function_options import check_mixed_types
+        from dagster_ds.formatting._outputs import mixed_as_json
+
+        check_mixed_types(on_mixed_types)
+        if features is None and info is not None:
+            features = getattr(info, "features", None)
         schema = features.arrow_schema if features is not None else None
         columns: dict[str, Any] = dict(mapping)
+        if on_mixed_types == "use_json" and features is None:
+            columns = {name: mixed_as_json(list(values)) for name, values in columns.items()}
         if features is not None:  # as the anchor: label names to integers, Json to text
             for name, values in columns.items():
                 if name in features and holds_python_encoded(features[name]):
@@ -278,12 +293,20 @@ class Dataset(TransformMethods, StorageMethods, SourceMethods, ReshapeMethods, F
         for table in self._iter_tables(batch_size, drop_last_batch):
             yield self._output_format.batch(table)
 
-    def to_pandas(self) -> pd.DataFrame:
-        """The whole dataset as a pandas DataFrame."""
+    def to_pandas(
+        self, batch_size: int | None = None, batched: bool = False
+    ) -> pd.DataFrame | Iterator[pd.DataFrame]:
+        """The whole dataset as a pandas DataFrame, or (``batched``) one per ``batch_size`` rows."""
+        if batched:
+            return (table.to_pandas() for table in self._iter_tables(batch_size or _ITER_BATCH))
         return self._read(slice(None)).to_pandas()
 
-    def to_dict(self) -> dict[str, list[Any]]:
-        """The whole dataset as a dict of Python lists."""
+    def to_dict(
+        self, batch_size: int | None = None, batched: bool = False
+    ) -> dict[str, list[Any]] | Iterator[dict[str, list[Any]]]:
+        """The whole dataset as a dict of Python lists, or (``batched``) one per batch."""
+        if batched:
+            return (table.to_pydict() for table in self._iter_tables(batch_size or _ITER_BATCH))
         return self._read(slice(None)).to_pydict()
 
     def to_list(self) -> list[dict[str, Any]]:

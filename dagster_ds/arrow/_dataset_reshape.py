@@ -184,3 +184,75 @@ def _same_format(result: Dataset, source: Dataset) -> Dataset:
 
 def _as_dataset(mixin: object) -> Dataset:
     return cast("Dataset", mixin)
+
+
+class LabelMethods:
+    """Mixed into `Dataset`: distinct values and label mappings."""
+
+    def unique(self, column: str) -> list[Any]:
+        """The column's distinct values, in order of first appearance.
+
+        Example:
+            >>> Dataset.from_dict({"a": [2, 1, 2]}).unique("a")
+            [2, 1]
+        """
+        dataset = _as_dataset(self)
+        dataset._require_columns([column], "unique")  # pyright: ignore[reportPrivateUsage]
+        values: pa.ChunkedArray = dataset.with_format("arrow")[column]
+        return pc.unique(values).to_pylist()
+
+    def align_labels_with_mapping(self, label2id: Mapping[str, int], label_column: str) -> Dataset:
+        """Renumber a `ClassLabel` column (or a list of them) to the ids of ``label2id``.
+
+        Names are matched case-insensitively, as the anchor does; the new names are
+        ``label2id``'s keys in id order.
+
+        Example:
+            >>> from dagster_ds import ClassLabel, Features
+            >>> labels = Features({"l": ClassLabel(names=["a", "b"])})
+            >>> ds = Dataset.from_dict({"l": [0, 1]}, features=labels)
+            >>> aligned = ds.align_labels_with_mapping({"B": 0, "A": 1}, "l")
+            >>> aligned["l"][:], aligned.features["l"].names
+            ([1, 0], ['B', 'A'])
+        """
+        from dagster_ds.features import ClassLabel, Features, List
+
+        dataset = _as_dataset(self)
+        dataset._require_columns([label_column], "align_labels_with_mapping")  # pyright: ignore[reportPrivateUsage]
+        feature = dataset.features[label_column]
+        inner = feature.feature if isinstance(feature, List) else feature
+        if not isinstance(inner, ClassLabel):
+            raise InvalidArgumentError(
+                f"align_labels_with_mapping: column {label_column!r} is {feature}; only a "
+                "ClassLabel column, or a list of ClassLabel, can be aligned."
+            )
+        ordered = sorted(label2id.items(), key=lambda item: item[1])
+        lowered = {name.lower(): index for name, index in label2id.items()}
+        missing = [name for name in inner.names if name.lower() not in lowered]
+        if missing:
+            raise InvalidArgumentError(
+                f"align_labels_with_mapping: the labels {missing} of column {label_column!r} "
+                f"are not in label2id ({sorted(label2id)}); give an id for every label."
+            )
+        lookup = pa.array([lowered[name.lower()] for name in inner.names], pa.int64())
+        label = ClassLabel(names=[name for name, _ in ordered])
+        features = Features(dataset.features)
+        features[label_column] = List(label) if isinstance(feature, List) else label
+        aligned = dataset.with_format("arrow").map(
+            _renumbered,
+            batched=True,
+            fn_kwargs={"column": label_column, "lookup": lookup},
+            features=features,
+            desc="Aligning the labels",
+        )
+        return _same_format(aligned, dataset)
+
+
+def _renumbered(table: pa.Table, column: str, lookup: pa.Array) -> pa.Table:
+    values: Any = table.column(column).combine_chunks()
+    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        flat = pc.take(lookup, values.values)
+        renumbered: Any = type(values).from_arrays(values.offsets, flat, mask=values.is_null())
+    else:
+        renumbered = pc.take(lookup, values)
+    return table.set_column(table.column_names.index(column), column, renumbered)

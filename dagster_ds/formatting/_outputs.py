@@ -10,8 +10,9 @@ DataFrames, numpy arrays and torch tensors all become Arrow record batches.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 
@@ -70,6 +71,8 @@ def values_to_array(values: Any) -> pa.Array[Any] | pa.ChunkedArray[Any]:
     """
     if isinstance(values, pa.Array | pa.ChunkedArray):
         return values
+    if isinstance(values, list) and values and isinstance(values[0], MixedValue):
+        return mixed_as_json(cast("list[Any]", values))
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
@@ -77,6 +80,27 @@ def values_to_array(values: Any) -> pa.Array[Any] | pa.ChunkedArray[Any]:
         if plain is None:
             raise
     return pa.array(plain)
+
+
+class MixedValue:
+    """One example's output value under ``on_mixed_types="use_json"``.
+
+    Kept as is until its whole column is known: a column whose values mix types
+    becomes JSON text (`Json`), any other column is stored as usual.
+    """
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def mixed_as_json(values: list[Any]) -> Any:
+    """``values`` as a `Json` array when they mix types (or are `MixedValue`), else an array."""
+    plain = [value.value if isinstance(value, MixedValue) else value for value in values]
+    try:
+        return values_to_array(plain)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+        texts = [None if v is None else json.dumps(v, separators=(",", ":")) for v in plain]
+        return pa.ExtensionArray.from_storage(pa.json_(), pa.array(texts, pa.string()))
 
 
 def _plain_values(values: Any) -> Any:
