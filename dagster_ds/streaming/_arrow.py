@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from dagster_ds.errors import IncompatibleFeaturesError, InvalidStateError, TransformOutputError
 
@@ -148,6 +149,27 @@ def group_rows(batch: pa.RecordBatch, batch_size: int) -> pa.RecordBatch:
     offsets = pa.array([*range(0, batch.num_rows, batch_size), batch.num_rows], pa.int32())
     arrays = [pa.ListArray.from_arrays(offsets, column) for column in batch.columns]
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def rows_differ(left: pa.RecordBatch, right: pa.RecordBatch, names: tuple[str, ...]) -> list[bool]:
+    """Row by row, whether ``left`` and ``right`` differ in any of the columns ``names``."""
+    result = [False] * left.num_rows
+    for name in names:
+        a, b = left.column(name), right.column(name)
+        equal = pc.equal(a, b)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+        same: Any = pc.or_(pc.fill_null(equal, pa.scalar(False)), both_null)
+        result = [
+            flag or not bool(value) for flag, value in zip(result, same.to_pylist(), strict=True)
+        ]
+    return result
+
+
+def group_runs(rows: pa.RecordBatch, starts: list[int]) -> pa.RecordBatch:
+    """``rows`` grouped into one row of lists per run (runs begin at ``starts``)."""
+    offsets = pa.array([*starts, rows.num_rows], pa.int32())
+    arrays = [pa.ListArray.from_arrays(offsets, column) for column in rows.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=rows.schema.names)
 
 
 def grouped_schema(schema: pa.Schema) -> pa.Schema:

@@ -547,14 +547,27 @@ class IterableDataset(RowOperators, ColumnOperators):
         """
         return self._table().to_pydict()
 
-    def to_pandas(self) -> pd.DataFrame:
+    def to_pandas(
+        self, batch_size: int | None = None, batched: bool = False
+    ) -> pd.DataFrame | Iterator[pd.DataFrame]:
         """Every example, as a pandas DataFrame (the whole stream in memory).
+
+        With ``batched``, one DataFrame per ``batch_size`` examples (default 1000), in
+        bounded memory, as the anchor.
 
         Example:
             >>> IterableDataset.from_dict({"a": [1, 2]}).to_pandas().shape
             (2, 1)
+            >>> [f.shape for f in IterableDataset.from_dict({"a": [1, 2, 3]}).to_pandas(2, True)]
+            [(2, 1), (1, 1)]
         """
+        if batched:
+            return self._frames(batch_size or 1000)
         return self._table().to_pandas()  # pyright: ignore[reportUnknownMemberType]
+
+    def _frames(self, batch_size: int) -> Iterator[pd.DataFrame]:
+        for table in self.with_format("arrow").iter(batch_size=batch_size):
+            yield table.to_pandas()  # pyright: ignore[reportUnknownMemberType]
 
     def _table(self) -> pa.Table:
         batches = list(self._record_batches())
