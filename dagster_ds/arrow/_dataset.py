@@ -14,6 +14,7 @@ from dagster_ds.arrow._dataset_sources import SourceMethods
 from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat
+from dagster_ds.arrow._info import InfoMethods
 from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.errors import ColumnNotFoundError
 from dagster_ds.features import Features, cast_table
@@ -31,7 +32,13 @@ _ITER_BATCH = 1000
 
 
 class Dataset(
-    TransformMethods, StorageMethods, SourceMethods, ReshapeMethods, LabelMethods, FormatMethods
+    TransformMethods,
+    StorageMethods,
+    SourceMethods,
+    ReshapeMethods,
+    LabelMethods,
+    FormatMethods,
+    InfoMethods,
 ):
     """A table of examples backed by Arrow, with a fingerprint that names its content.
 

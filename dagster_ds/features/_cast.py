@@ -24,6 +24,7 @@ from dagster_ds.features._checks import (
     type_error,
     value_error,
 )
+from dagster_ds.features._composite import Composite
 from dagster_ds.features._features import Features
 from dagster_ds.features._mapping import contains_class_label, feature_to_arrow_type
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
@@ -136,6 +137,8 @@ def cast_table(
 
 
 def _cast(array: pa.Array, feature: FeatureType, where: Where) -> pa.Array:
+    if isinstance(feature, Composite):
+        feature = feature.storage
     target = feature_to_arrow_type(feature)
     if isinstance(array, pa.DictionaryArray):
         array = array.dictionary_decode()

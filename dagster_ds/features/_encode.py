@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dagster_ds.errors import FeatureError
+from dagster_ds.features._composite import Composite
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
 
 
@@ -30,6 +31,8 @@ def encode_nested(feature: FeatureType, value: Any) -> Any:
         return items
     if isinstance(feature, Value | ClassLabel | Json):
         return feature.encode_example(value)
+    if isinstance(feature, Composite):
+        return encode_nested(feature.storage, feature.encode_example(value))
     return value
 
 
@@ -54,7 +57,7 @@ def _holds_encoded(feature: FeatureType) -> bool:
     """Whether ``feature`` has a ClassLabel, Json or struct anywhere (values always change)."""
     while isinstance(feature, List | LargeList):
         feature = feature.feature
-    return isinstance(feature, ClassLabel | Json | Mapping)
+    return isinstance(feature, ClassLabel | Json | Mapping | Composite)
 
 
 def holds_python_encoded(feature: FeatureType) -> bool:
@@ -64,4 +67,4 @@ def holds_python_encoded(feature: FeatureType) -> bool:
         return any(holds_python_encoded(sub) for sub in fields.values())
     if isinstance(feature, List | LargeList):
         return holds_python_encoded(feature.feature)
-    return isinstance(feature, ClassLabel | Json)
+    return isinstance(feature, ClassLabel | Json | Composite)

@@ -145,3 +145,18 @@ def test_from_file_reads_the_anchors_arrow_files(datasets: ModuleType, tmp_path:
     assert ours.features.to_dict() == anchor.features.to_dict()
     with pytest.raises(dagster_ds.MalformedFileError, match="not an Arrow IPC file"):
         Dataset.from_file(str(tmp_path / "saved" / "state.json"))
+
+
+def test_dataset_info_and_split_names(datasets: ModuleType) -> None:
+    ds = Dataset.from_dict(DATA, split=dagster_ds.Split.TRAIN)
+    anchor = datasets.Dataset.from_dict(DATA, split=datasets.Split.TRAIN)
+    assert ds.split == str(anchor.split) == "train"
+    assert ds.info.features == ds.features
+    assert ds.info.features.to_dict() == anchor.info.features.to_dict()
+    assert ds.description == anchor.description == ""
+    assert dagster_ds.NamedSplit("test") == "test" == str(datasets.NamedSplit("test"))
+    form = {"description": "x", "license": "mit"}
+    info = dagster_ds.DatasetInfo.from_dict({**form, "features": ds.features.to_dict()})
+    assert info.license == "mit"
+    assert dagster_ds.DatasetInfo.from_dict(info.to_dict()) == info
+    assert Dataset.from_dict(DATA, info=info).features == ds.features
