@@ -152,7 +152,9 @@ def test_dataset_info_and_split_names(datasets: ModuleType) -> None:
     anchor = datasets.Dataset.from_dict(DATA, split=datasets.Split.TRAIN)
     assert ds.split == str(anchor.split) == "train"
     assert ds.info.features == ds.features
-    assert ds.info.features.to_dict() == anchor.info.features.to_dict()
+    info_features = ds.info.features
+    assert info_features is not None
+    assert info_features.to_dict() == anchor.info.features.to_dict()
     assert ds.description == anchor.description == ""
     assert dagster_ds.NamedSplit("test") == "test" == str(datasets.NamedSplit("test"))
     form = {"description": "x", "license": "mit"}
