@@ -274,7 +274,10 @@ class Dataset(
         if isinstance(where, str):
             self._require_columns([where], "__getitem__")
             if self._output_format.type in ("arrow", "pandas"):  # as the anchor: the column itself
-                return self._output_format.column(self._read(slice(None)), where)
+                column = self._data.select([where])
+                if self._indices is not None:
+                    column = column.take(self._indices)
+                return self._output_format.column(column, where)
             return Column(self, where)
         rows = self._read(where)
         if isinstance(where, int):
