@@ -7,6 +7,9 @@ Dagster integration lives in `dagster_ds.orchestration`.
 from dagster_ds.arrow import Column as Column
 from dagster_ds.arrow import Dataset as Dataset
 from dagster_ds.arrow import DatasetDict as DatasetDict
+from dagster_ds.arrow import DatasetInfo as DatasetInfo
+from dagster_ds.arrow import NamedSplit as NamedSplit
+from dagster_ds.arrow import Split as Split
 from dagster_ds.combine import concatenate_datasets as concatenate_datasets
 from dagster_ds.combine import interleave_datasets as interleave_datasets
 from dagster_ds.errors import CastError as CastError
@@ -32,10 +35,18 @@ from dagster_ds.errors import TransformOutputError as TransformOutputError
 from dagster_ds.errors import UnhashableError as UnhashableError
 from dagster_ds.errors import UnhashableTransformWarning as UnhashableTransformWarning
 from dagster_ds.errors import UnsupportedFeatureWarning as UnsupportedFeatureWarning
+from dagster_ds.features import Array2D as Array2D
+from dagster_ds.features import Array3D as Array3D
+from dagster_ds.features import Array4D as Array4D
+from dagster_ds.features import Array5D as Array5D
 from dagster_ds.features import ClassLabel as ClassLabel
 from dagster_ds.features import Features as Features
+from dagster_ds.features import Json as Json
+from dagster_ds.features import LargeList as LargeList
 from dagster_ds.features import List as List
 from dagster_ds.features import Sequence as Sequence
+from dagster_ds.features import Translation as Translation
+from dagster_ds.features import TranslationVariableLanguages as TranslationVariableLanguages
 from dagster_ds.features import Value as Value
 from dagster_ds.fingerprint import Hasher as Hasher
 from dagster_ds.fingerprint import explain as explain
@@ -49,6 +60,10 @@ from dagster_ds.streaming import IterableDatasetDict as IterableDatasetDict
 __version__ = "0.1.0"
 
 __all__ = [
+    "Array2D",
+    "Array3D",
+    "Array4D",
+    "Array5D",
     "CastError",
     "ClassLabel",
     "ClassLabelError",
@@ -60,6 +75,7 @@ __all__ = [
     "DataFilesNotFoundError",
     "Dataset",
     "DatasetDict",
+    "DatasetInfo",
     "DuplicateColumnError",
     "FeatureError",
     "Features",
@@ -72,13 +88,19 @@ __all__ = [
     "InvalidRepoIdError",
     "IterableDataset",
     "IterableDatasetDict",
+    "Json",
+    "LargeList",
     "List",
     "MalformedFileError",
+    "NamedSplit",
     "NotASavedDatasetError",
     "RepoNotFoundError",
     "RevisionNotFoundError",
     "Sequence",
+    "Split",
     "TransformOutputError",
+    "Translation",
+    "TranslationVariableLanguages",
     "UnhashableError",
     "UnhashableTransformWarning",
     "UnsupportedFeatureWarning",

@@ -5,12 +5,15 @@ Where callers reasonably expect a builtin (``except TypeError``), the subclass
 inherits that builtin too::
 
     DagsterDsError
-    ├── UnhashableError (TypeError)     an object cannot be fingerprinted
+    ├── UnhashableError (TypeError, pickle.PicklingError)  an object cannot be fingerprinted
     ├── FeatureError (ValueError)       a feature type is malformed or not supported
-    │   └── ClassLabelError             a label name or integer is not in a ClassLabel
+    │   ├── ClassLabelError             a label name or integer is not in a ClassLabel
+    │   └── ClassLabelNamesError (TypeError)  ClassLabel names given as a non-list
     ├── CastError (ValueError)          data cannot be cast to features without loss
     │   └── ColumnMismatchError         the column names differ from the features'
-    ├── ColumnNotFoundError (KeyError)  a named column is not in the dataset or file
+    ├── ColumnNotFoundError (KeyError, ValueError)  a named column is not in the dataset or file
+    ├── InvalidSplitError (TypeError)   a DatasetDict value is not a Dataset
+    ├── DatasetReleasedError (RuntimeError)  a dataset was used after its ``with`` block
     ├── DataFilesNotFoundError (FileNotFoundError)  a data_files path or pattern matches no file
     ├── InvalidDataFilesError (TypeError)  data_files is not a path, list or dict of paths
     ├── UnknownFormatError (ValueError)  no reader, writer or output format of that name
@@ -65,6 +68,8 @@ rooted in `DagsterDsError` like every other error here.
 
 from __future__ import annotations
 
+import pickle
+
 __all__ = [
     "CacheCorruptionWarning",
     "CacheError",
@@ -75,6 +80,7 @@ __all__ = [
     "CacheWriterError",
     "CastError",
     "ClassLabelError",
+    "ClassLabelNamesError",
     "ColumnMismatchError",
     "ColumnNotFoundError",
     "DagsterDsError",
@@ -83,6 +89,7 @@ __all__ = [
     "DatasetAssetDefinitionError",
     "DatasetAssetOutputError",
     "DatasetNotStoredError",
+    "DatasetReleasedError",
     "DatasetSourceNotFoundError",
     "DuplicateColumnError",
     "FeatureError",
@@ -96,6 +103,7 @@ __all__ = [
     "InvalidFilterError",
     "InvalidFingerprintError",
     "InvalidRepoIdError",
+    "InvalidSplitError",
     "InvalidStateError",
     "MalformedFileError",
     "NotASavedDatasetError",
@@ -118,8 +126,10 @@ class DagsterDsError(Exception):
     """Base class of every error raised by dagster_ds."""
 
 
-class UnhashableError(DagsterDsError, TypeError):
+class UnhashableError(DagsterDsError, TypeError, pickle.PicklingError):
     """An object cannot be hashed, for example a closure holding a lock.
+
+    It is a ``TypeError`` (as the anchor raises) and a ``pickle.PicklingError``.
 
     Attributes:
         path: Where the offending object sits, outermost first, for example
@@ -147,6 +157,10 @@ class FeatureError(DagsterDsError, ValueError):
 
 class ClassLabelError(FeatureError):
     """A label name or integer is not one of a `ClassLabel`'s classes."""
+
+
+class ClassLabelNamesError(FeatureError, TypeError):
+    """ClassLabel ``names`` given as something other than a list (a numpy array, say)."""
 
 
 class CastError(DagsterDsError, ValueError):
@@ -264,11 +278,22 @@ class UnsupportedTypeError(DagsterDsError, TypeError):
     """A column's type cannot be written in the requested format (e.g. a list in CSV)."""
 
 
-class ColumnNotFoundError(DagsterDsError, KeyError):
-    """A column named by a transform or a reader is not in the dataset or file."""
+class ColumnNotFoundError(DagsterDsError, KeyError, ValueError):
+    """A column named by a transform or a reader is not in the dataset or file.
+
+    A ``KeyError`` (a missing key) and a ``ValueError`` (what the anchor raises).
+    """
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class InvalidSplitError(DagsterDsError, TypeError):
+    """A `DatasetDict` holds a value that is not a `Dataset` (None, say)."""
+
+
+class DatasetReleasedError(DagsterDsError, RuntimeError):
+    """A dataset was used after the end of its ``with`` block, which released its data."""
 
 
 class DuplicateColumnError(DagsterDsError, ValueError):

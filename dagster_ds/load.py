@@ -215,8 +215,8 @@ def load_from_disk(
     dataset_path: str,
     keep_in_memory: bool | None = None,
     storage_options: Mapping[str, Any] | None = None,
-) -> Dataset:
-    """Load a dataset saved by `Dataset.save_to_disk` (see there).
+) -> Dataset | DatasetDict:
+    """Load a dataset saved by `Dataset.save_to_disk` or `DatasetDict.save_to_disk`.
 
     Example:
         >>> import tempfile
@@ -225,6 +225,10 @@ def load_from_disk(
         >>> load_from_disk(folder)["a"][:]
         [1]
     """
+    from dagster_ds.arrow._dict_disk import is_saved_dataset_dict
+
+    if is_saved_dataset_dict(str(dataset_path), storage_options):
+        return DatasetDict.load_from_disk(dataset_path, keep_in_memory, storage_options)
     return Dataset.load_from_disk(dataset_path, keep_in_memory, storage_options)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -36,11 +37,13 @@ class Column(Sequence[Any]):
     @overload
     def __getitem__(self, key: slice | Sequence[int]) -> Any: ...
     def __getitem__(self, key: int | slice | Sequence[int]) -> Any:
+        key = as_row_key(key)
         rows = self._dataset._read(key)  # pyright: ignore[reportPrivateUsage]
+        output_format = self._dataset._output_format  # pyright: ignore[reportPrivateUsage]
         if isinstance(key, int):
-            return self._dataset._output_format.row(rows.select([self.column_name]))[
-                self.column_name
-            ]  # pyright: ignore[reportPrivateUsage]
+            if output_format.transform is not None:  # it may need every column
+                return output_format.row(rows)[self.column_name]
+            return output_format.row(rows.select([self.column_name]))[self.column_name]
         return self._dataset._output_format.column(rows, self.column_name)  # pyright: ignore[reportPrivateUsage]
 
     def __iter__(self) -> Iterator[Any]:
@@ -59,3 +62,12 @@ class Column(Sequence[Any]):
         preview = list(self[:_PREVIEW])
         more = ", ..." if len(self) > _PREVIEW else ""
         return f"Column({repr(preview)[:-1]}{more}])"
+
+
+def as_row_key(key: Any) -> Any:
+    """``key`` with integer-likes (``np.int64(1)``, a 0-d array) as ``int``, as the anchor."""
+    if isinstance(key, int | str | slice) or not hasattr(key, "__index__"):
+        return key
+    if getattr(key, "ndim", 0):  # a numpy array of positions
+        return [int(position) for position in key]
+    return operator.index(key)

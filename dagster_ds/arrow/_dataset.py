@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import pyarrow as pa
 
-from dagster_ds.arrow._column import Column
+from dagster_ds.arrow._column import Column, as_row_key
+from dagster_ds.arrow._dataset_formats import FormatMethods
+from dagster_ds.arrow._dataset_reshape import LabelMethods, ReshapeMethods
+from dagster_ds.arrow._dataset_sources import SourceMethods
 from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat
+from dagster_ds.arrow._info import InfoMethods
 from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.arrow._shards import Shard, concatenate
 from dagster_ds.errors import ColumnNotFoundError
 from dagster_ds.features import Features, cast_table
+from dagster_ds.features._encode import holds_python_encoded
+from dagster_ds.features._features import with_features_metadata
 from dagster_ds.fingerprint import Hasher, update_fingerprint
 
 if TYPE_CHECKING:
@@ -26,7 +32,15 @@ if TYPE_CHECKING:
 _ITER_BATCH = 1000
 
 
-class Dataset(TransformMethods, StorageMethods):
+class Dataset(
+    TransformMethods,
+    StorageMethods,
+    SourceMethods,
+    ReshapeMethods,
+    LabelMethods,
+    FormatMethods,
+    InfoMethods,
+):
     """A table of examples backed by Arrow, with a fingerprint that names its content.
 
     A dataset is an Arrow table (in memory, or memory-mapped from the cache)
@@ -68,15 +82,32 @@ class Dataset(TransformMethods, StorageMethods):
         mapping: Mapping[str, Sequence[Any]],
         features: Features | None = None,
         split: str | None = None,
+        info: Any = None,
+        on_mixed_types: str | None = None,
     ) -> Dataset:
         """A dataset from a dict of columns.
+
+        ``on_mixed_types="use_json"`` stores a column whose values mix types as `Json`
+        (as the anchor); ``info.features`` is used when ``features`` is not given.
 
         Example:
             >>> Dataset.from_dict({"a": [1, 2]}).num_rows
             2
         """
+        from dagster_ds.arrow._function_options import check_mixed_types
+        from dagster_ds.formatting._outputs import mixed_as_json
+
+        check_mixed_types(on_mixed_types)
+        if features is None and info is not None:
+            features = getattr(info, "features", None)
         schema = features.arrow_schema if features is not None else None
         columns: dict[str, Any] = dict(mapping)
+        if on_mixed_types == "use_json" and features is None:
+            columns = {name: mixed_as_json(list(values)) for name, values in columns.items()}
+        if features is not None:  # as the anchor: label names to integers, Json to text
+            for name, values in columns.items():
+                if name in features and holds_python_encoded(features[name]):
+                    columns[name] = features.encode_column(values, name)
         try:
             table = pa.Table.from_pydict(columns, schema=schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -207,7 +238,8 @@ class Dataset(TransformMethods, StorageMethods):
         self._shards = shards
         self._mapping = mapping
         self._mapping_entries = mapping_entries
-        self._data, physical = concatenate(shards, self._features.arrow_schema)
+        table, physical = concatenate(shards, self._features.arrow_schema)
+        self._data = with_features_metadata(table, self._features)
         if mapping is not None and physical is not None:
             physical = physical.take(mapping)
         self._indices: pa.Array | None = mapping if physical is None else physical
@@ -290,13 +322,19 @@ class Dataset(TransformMethods, StorageMethods):
 
     # -- reading ---------------------------------------------------------
 
-    def __getitem__(self, key: int | slice | Sequence[int] | str) -> Any:
+    def __getitem__(self, key: SupportsIndex | slice | Iterable[SupportsIndex] | str) -> Any:
         """A row (int), a batch (slice or list of ints) or a lazy `Column` (str)."""
-        if isinstance(key, str):
-            self._require_columns([key], "__getitem__")
-            return Column(self, key)
-        rows = self._read(key)
-        if isinstance(key, int):
+        where: int | slice | Sequence[int] | str = as_row_key(key)
+        if isinstance(where, str):
+            self._require_columns([where], "__getitem__")
+            if self._output_format.type in ("arrow", "pandas"):  # as the anchor: the column itself
+                column = self._data.select([where])
+                if self._indices is not None:
+                    column = column.take(self._indices)
+                return self._output_format.column(column, where)
+            return Column(self, where)
+        rows = self._read(where)
+        if isinstance(where, int):
             return self._output_format.row(rows)
         return self._output_format.batch(rows)
 
@@ -319,12 +357,20 @@ class Dataset(TransformMethods, StorageMethods):
         for table in self._iter_tables(batch_size, drop_last_batch):
             yield self._output_format.batch(table)
 
-    def to_pandas(self) -> pd.DataFrame:
-        """The whole dataset as a pandas DataFrame."""
+    def to_pandas(
+        self, batch_size: int | None = None, batched: bool = False
+    ) -> pd.DataFrame | Iterator[pd.DataFrame]:
+        """The whole dataset as a pandas DataFrame, or (``batched``) one per ``batch_size`` rows."""
+        if batched:
+            return (table.to_pandas() for table in self._iter_tables(batch_size or _ITER_BATCH))
         return self._read(slice(None)).to_pandas()
 
-    def to_dict(self) -> dict[str, list[Any]]:
-        """The whole dataset as a dict of Python lists."""
+    def to_dict(
+        self, batch_size: int | None = None, batched: bool = False
+    ) -> dict[str, list[Any]] | Iterator[dict[str, list[Any]]]:
+        """The whole dataset as a dict of Python lists, or (``batched``) one per batch."""
+        if batched:
+            return (table.to_pydict() for table in self._iter_tables(batch_size or _ITER_BATCH))
         return self._read(slice(None)).to_pydict()
 
     def to_list(self) -> list[dict[str, Any]]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -42,64 +43,69 @@ class StorageMethods:
 
     def to_parquet(
         self,
-        path_or_buf: str,
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         **parquet_writer_kwargs: Any,
     ) -> int:
-        """Write the rows to a Parquet file (features kept in its metadata); return the row count.
+        """Write the rows to a Parquet file (features kept in its metadata); return its size.
+
+        ``path_or_buf`` is a path, an fsspec URL or a file object opened in
+        binary mode. Pages carry checksums, verified when dagster_ds reads them.
 
         Example:
             >>> import tempfile
-            >>> Dataset.from_dict({"a": [1, 2]}).to_parquet(tempfile.mkdtemp() + "/a.parquet")
-            2
+            >>> Dataset.from_dict({"a": [1, 2]}).to_parquet(tempfile.mkdtemp() + "/a.parquet") > 0
+            True
         """
         dataset = _as_dataset(self)
         from dagster_ds.arrow._exports import export
 
         return export(
-            dataset, str(path_or_buf), "parquet", batch_size, storage_options, parquet_writer_kwargs
+            dataset, path_or_buf, "parquet", batch_size, storage_options, parquet_writer_kwargs
         )
 
     def to_csv(
         self,
-        path_or_buf: str,
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         **to_csv_kwargs: Any,
     ) -> int:
-        """Write the rows to a CSV file as the anchor does; return the row count.
+        """Write the rows to a CSV file as the anchor does; return the bytes written.
+
+        ``path_or_buf`` is a path, an fsspec URL or a file object opened in binary mode.
 
         Example:
             >>> import tempfile
             >>> Dataset.from_dict({"a": [1, 2]}).to_csv(tempfile.mkdtemp() + "/a.csv")
-            2
+            6
         """
         dataset = _as_dataset(self)
         from dagster_ds.arrow._exports import export
 
-        return export(dataset, str(path_or_buf), "csv", batch_size, storage_options, to_csv_kwargs)
+        return export(dataset, path_or_buf, "csv", batch_size, storage_options, to_csv_kwargs)
 
     def to_json(
         self,
-        path_or_buf: str,
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         **to_json_kwargs: Any,
     ) -> int:
-        """Write the rows as JSON Lines (``lines=False``: one JSON array); return the row count.
+        """Write the rows as JSON Lines (``lines=False``: one JSON array); return the bytes written.
+
+        ``path_or_buf`` is a path, an fsspec URL or a file object opened in binary mode.
 
         Example:
             >>> import tempfile
             >>> Dataset.from_dict({"a": [1, 2]}).to_json(tempfile.mkdtemp() + "/a.jsonl")
-            2
+            16
         """
         dataset = _as_dataset(self)
         from dagster_ds.arrow._exports import export
 
-        return export(
-            dataset, str(path_or_buf), "json", batch_size, storage_options, to_json_kwargs
-        )
+        return export(dataset, path_or_buf, "json", batch_size, storage_options, to_json_kwargs)
 
     def cleanup_cache_files(self) -> int:
         """Remove the cache entries this dataset's transforms wrote, except those backing it.

@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
+from dagster_ds.arrow._formatting import transmit_format
+from dagster_ds.arrow._function_options import (
+    check_mixed_types,
+    with_json_for_mixed_types,
+    with_no_rank,
+)
+
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
     from dagster_ds.arrow._dict import DatasetDict
@@ -20,10 +27,12 @@ if TYPE_CHECKING:
 class TransformMethods:
     """Mixed into `Dataset`: the anchor's transforms, each cached by fingerprint."""
 
+    @transmit_format
     def map(
         self,
         function: Callable[..., Any] | None = None,
         with_indices: bool = False,
+        with_rank: bool = False,
         input_columns: str | Sequence[str] | None = None,
         batched: bool = False,
         batch_size: int | None = 1000,
@@ -39,6 +48,8 @@ class TransformMethods:
         num_proc: int | None = None,
         new_fingerprint: str | None = None,
         desc: str | None = None,
+        try_original_type: bool | None = True,
+        on_mixed_types: str | None = None,
     ) -> Dataset:
         """Apply ``function`` to every example (or batch) and cache the result by fingerprint.
 
@@ -48,7 +59,10 @@ class TransformMethods:
         function may return more or fewer rows than it was given, when the input
         columns are removed. ``remove_columns`` are dropped before the output is
         merged. ``num_proc``, ``desc``, ``writer_batch_size``, ``keep_in_memory``
-        and ``cache_file_name`` change how it runs, not its fingerprint.
+        and ``cache_file_name`` change how it runs, not its fingerprint. With
+        ``with_rank`` the function gets a last argument, the rank: None (no GPU
+        worker ranks here). ``on_mixed_types="use_json"`` stores a column whose
+        values mix types (dicts and lists, numbers and strings) as `Json`.
 
         Example:
             >>> ds = Dataset.from_dict({"a": [1, 2]})
@@ -58,7 +72,12 @@ class TransformMethods:
         dataset = _as_dataset(self)
         from dagster_ds.arrow._map import MapSpec, map_dataset
 
-        del keep_in_memory, cache_file_name, disable_nullable
+        del keep_in_memory, cache_file_name, disable_nullable, try_original_type
+        check_mixed_types(on_mixed_types)
+        if with_rank and function is not None:
+            function = with_no_rank(function)
+        if on_mixed_types == "use_json" and function is not None:
+            function = with_json_for_mixed_types(function, batched)
         spec = MapSpec(
             function=function,
             with_indices=with_indices,
@@ -80,10 +99,12 @@ class TransformMethods:
             desc=desc,
         )
 
+    @transmit_format
     def filter(
         self,
         function: Callable[..., Any] | None = None,
         with_indices: bool = False,
+        with_rank: bool = False,
         input_columns: str | Sequence[str] | None = None,
         batched: bool = False,
         batch_size: int | None = 1000,
@@ -106,6 +127,8 @@ class TransformMethods:
         from dagster_ds.arrow._filter import filter_dataset
 
         del keep_in_memory, cache_file_name, writer_batch_size, num_proc
+        if with_rank and function is not None:
+            function = with_no_rank(function)
         return filter_dataset(
             dataset,
             function,
@@ -119,6 +142,7 @@ class TransformMethods:
             desc=desc,
         )
 
+    @transmit_format
     def select(
         self,
         indices: Iterable[int] | pa.Array,
@@ -140,6 +164,7 @@ class TransformMethods:
         rows = indices if isinstance(indices, range | pa.Array) else list(indices)
         return select_rows(dataset, rows, new_fingerprint)
 
+    @transmit_format
     def shuffle(
         self,
         seed: int | None = None,
@@ -164,6 +189,7 @@ class TransformMethods:
             dataset, seed, generator, load_from_cache_file is not False, new_fingerprint
         )
 
+    @transmit_format
     def sort(
         self,
         column_names: str | Sequence[str],
@@ -194,15 +220,27 @@ class TransformMethods:
             new_fingerprint,
         )
 
+    @transmit_format
     def train_test_split(
         self,
         test_size: float | int | None = None,
         train_size: float | int | None = None,
         shuffle: bool = True,
+        stratify_by_column: str | None = None,
         seed: int | None = None,
         generator: Any = None,
+        keep_in_memory: bool = False,
+        load_from_cache_file: bool | None = None,
+        train_indices_cache_file_name: str | None = None,
+        test_indices_cache_file_name: str | None = None,
+        writer_batch_size: int | None = 1000,
+        train_new_fingerprint: str | None = None,
+        test_new_fingerprint: str | None = None,
     ) -> DatasetDict:
         """Two splits, ``train`` and ``test``, shuffled first unless ``shuffle=False``.
+
+        ``stratify_by_column`` (a `ClassLabel` column) keeps each class's share the same
+        in both splits (as the anchor; the rows chosen differ from the anchor's).
 
         Example:
             >>> ds = Dataset.from_dict({"a": list(range(8))})
@@ -214,11 +252,32 @@ class TransformMethods:
         from dagster_ds.arrow._dict import DatasetDict
         from dagster_ds.arrow._indices import train_test_split
 
-        return DatasetDict(
-            train_test_split(dataset, test_size, train_size, shuffle, seed, generator)
-        )
+        del keep_in_memory, load_from_cache_file, writer_batch_size
+        del train_indices_cache_file_name, test_indices_cache_file_name
+        if stratify_by_column is not None:
+            from dagster_ds.arrow._stratify import stratified_split
 
-    def shard(self, num_shards: int, index: int, contiguous: bool = True) -> Dataset:
+            splits = stratified_split(
+                dataset, stratify_by_column, test_size, train_size, shuffle, seed, generator
+            )
+        else:
+            splits = train_test_split(dataset, test_size, train_size, shuffle, seed, generator)
+        if train_new_fingerprint is not None:
+            splits["train"]._fingerprint = train_new_fingerprint  # pyright: ignore[reportPrivateUsage]
+        if test_new_fingerprint is not None:
+            splits["test"]._fingerprint = test_new_fingerprint  # pyright: ignore[reportPrivateUsage]
+        return DatasetDict(splits)
+
+    @transmit_format
+    def shard(
+        self,
+        num_shards: int,
+        index: int,
+        contiguous: bool = True,
+        keep_in_memory: bool = False,
+        indices_cache_file_name: str | None = None,
+        writer_batch_size: int | None = 1000,
+    ) -> Dataset:
         """The ``index``-th of ``num_shards`` parts: contiguous blocks, or every n-th row.
 
         Example:
@@ -228,6 +287,7 @@ class TransformMethods:
         dataset = _as_dataset(self)
         from dagster_ds.errors import InvalidArgumentError
 
+        del keep_in_memory, indices_cache_file_name, writer_batch_size  # an indices mapping
         if not 0 <= index < num_shards:
             raise InvalidArgumentError(
                 f"shard: index={index} must lie in [0, num_shards={num_shards})."
@@ -239,6 +299,7 @@ class TransformMethods:
             return dataset.select(range(start, start + div + (1 if index < mod else 0)))
         return dataset.select(range(index, size, num_shards))
 
+    @transmit_format
     def flatten_indices(
         self, keep_in_memory: bool = False, new_fingerprint: str | None = None
     ) -> Dataset:
@@ -254,6 +315,7 @@ class TransformMethods:
         del keep_in_memory
         return flatten_shards(dataset, new_fingerprint)
 
+    @transmit_format
     def rename_column(
         self,
         original_column_name: str,
@@ -271,6 +333,7 @@ class TransformMethods:
 
         return rename_columns(dataset, {original_column_name: new_column_name}, new_fingerprint)
 
+    @transmit_format
     def rename_columns(
         self, column_mapping: Mapping[str, str], new_fingerprint: str | None = None
     ) -> Dataset:
@@ -285,6 +348,7 @@ class TransformMethods:
 
         return rename_columns(dataset, column_mapping, new_fingerprint)
 
+    @transmit_format
     def remove_columns(
         self, column_names: str | Sequence[str], new_fingerprint: str | None = None
     ) -> Dataset:
@@ -299,6 +363,7 @@ class TransformMethods:
 
         return remove_columns(dataset, _names(column_names) or (), new_fingerprint)
 
+    @transmit_format
     def select_columns(
         self, column_names: str | Sequence[str], new_fingerprint: str | None = None
     ) -> Dataset:
@@ -313,6 +378,7 @@ class TransformMethods:
 
         return select_columns(dataset, _names(column_names) or (), new_fingerprint)
 
+    @transmit_format
     def add_column(
         self,
         name: str,
@@ -331,6 +397,7 @@ class TransformMethods:
 
         return add_column(dataset, name, column, feature, new_fingerprint)
 
+    @transmit_format
     def cast(
         self,
         features: Features,
@@ -356,6 +423,7 @@ class TransformMethods:
         del batch_size, keep_in_memory, cache_file_name, writer_batch_size, num_proc
         return cast_dataset(dataset, features, load_from_cache_file is not False, new_fingerprint)
 
+    @transmit_format
     def cast_column(self, column: str, feature: Any, new_fingerprint: str | None = None) -> Dataset:
         """The dataset with one column cast to ``feature``.
 

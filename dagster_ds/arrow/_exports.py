@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow as pa
 
 from dagster_ds.features import features_to_schema_metadata
-from dagster_ds.formats import write_batches
+from dagster_ds.formats import open_writer
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -18,13 +19,16 @@ _EXPORT_BATCH = 10_000
 
 def export(
     dataset: Dataset,
-    path: str,
+    path: str | os.PathLike[str] | BinaryIO,
     file_format: str,
     batch_size: int | None,
     storage_options: Mapping[str, Any] | None,
     options: Mapping[str, Any],
 ) -> int:
-    """Write ``dataset``'s rows (indices applied) to ``path``; return the rows written."""
+    """Write ``dataset``'s rows (indices applied) to ``path``; return the bytes written.
+
+    ``path`` may be a file object opened in binary mode (as the anchor's ``path_or_buf``).
+    """
     schema = dataset.features.arrow_schema
     if file_format == "parquet":
         schema = schema.with_metadata(features_to_schema_metadata(dataset.features))
@@ -33,6 +37,9 @@ def export(
         for table in dataset._iter_tables(batch_size or _EXPORT_BATCH):  # pyright: ignore[reportPrivateUsage]
             yield table.cast(schema) if table.schema != schema else table
 
-    return write_batches(
-        batches(), path, file_format, schema=schema, storage_options=storage_options, **options
-    )
+    with open_writer(
+        path, file_format, schema=schema, storage_options=storage_options, **options
+    ) as writer:
+        for batch in batches():
+            writer.write(batch)
+    return writer.bytes_written

@@ -12,6 +12,7 @@ from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._results import filtered_shard, plan, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
+from dagster_ds.formatting._calls import awaited_all
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def filter_dataset(
             call: list[Any] = [batch] if columns is None else [batch[c] for c in columns]
             if with_indices:
                 call.append(list(range(offset, offset + table.num_rows)))
-            return _as_mask(function(*call, **fn_kwargs), table.num_rows, where)
+            return _as_mask(awaited_all([function(*call, **fn_kwargs)])[0], table.num_rows, where)
         plain = output_format == OutputFormat()
         rows = (
             inputs.to_pylist()
@@ -69,7 +70,7 @@ def filter_dataset(
             if with_indices:
                 call.append(offset + index)
             verdicts.append(function(*call, **fn_kwargs))
-        return _as_mask(verdicts, table.num_rows, where)
+        return _as_mask(awaited_all(verdicts), table.num_rows, where)
 
     def kept_rows(shard: Shard, first: int, bar: Any) -> pa.Array:
         """The positions in ``shard`` (whose first row is ``first``) that pass."""

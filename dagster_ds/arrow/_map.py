@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,8 @@ from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
+from dagster_ds.formatting._calls import FunctionCall
+from dagster_ds.formatting._outputs import function_output, merge, per_example_output
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -111,8 +113,20 @@ class _MapJob:
         self.dataset = dataset
         self.spec = spec
         self.batch_size = spec.batch_size if spec.batched else writer_batch_size
-        self.output_format: OutputFormat = dataset._output_format  # pyright: ignore[reportPrivateUsage]
+        output_format: OutputFormat = dataset._output_format  # pyright: ignore[reportPrivateUsage]
+        self.call = (
+            FunctionCall(
+                spec.function,
+                input_columns=spec.input_columns,
+                with_indices=spec.with_indices,
+                fn_kwargs=spec.fn_kwargs,
+                formatter=output_format,
+            )
+            if spec.function is not None
+            else None
+        )
         self.overwritten: set[str] = set()
+        self._schema: pa.Schema | None = None
 
     def shard_values(self, start: int) -> dict[str, int]:
         """What a shard's output depends on besides its rows: its first row, with indices."""
@@ -125,10 +139,16 @@ class _MapJob:
         if self.spec.features is not None:
             return self.spec.features
         parent = self.dataset.features
+        # As the anchor: a column the function returned keeps its feature (a ClassLabel, say)
+        # when its values still have that feature's Arrow type.
         return Features(
             {
                 field.name: parent[field.name]
-                if field.name in parent and field.name not in self.overwritten
+                if field.name in parent
+                and (
+                    field.name not in self.overwritten
+                    or parent.arrow_schema.field(field.name).type.equals(field.type)
+                )
                 else arrow_type_to_feature(field.type)
                 for field in schema
             }
@@ -184,140 +204,47 @@ class _MapJob:
     def apply(self, table: pa.Table, offset: int) -> pa.Table:
         """The output rows for the input rows ``table`` starting at logical row ``offset``."""
         spec = self.spec
-        where = f"rows {offset} to {offset + table.num_rows - 1}"
+        where = f"examples {offset} to {offset + table.num_rows - 1}"
         inputs = table.select(list(spec.input_columns)) if spec.input_columns is not None else table
-        if spec.function is None:
+        if self.call is None:
             output = None
         elif spec.batched:
-            output = _as_table(self._call_batched(inputs, offset), where)
+            formatted, returned = self.call.batched(inputs, offset)
+            output = function_output(returned, formatted, spec.remove_columns, where)
         else:
-            output = _rows_as_table(self._call_per_example(inputs, offset), offset)
-        result = self._merge(table, output, where)
+            rows, results = self.call.per_example(inputs, offset)
+            output = per_example_output(rows, results, offset, spec.remove_columns, where)
+        if output is not None:
+            self.overwritten |= set(output.schema.names)
+        merged = merge(table, output, spec.remove_columns, where)
+        result = merged if isinstance(merged, pa.Table) else pa.Table.from_batches([merged])
         if spec.features is not None:
-            result = cast_table(result, spec.features)
+            return cast_table(result, spec.features)
+        self._check_types(result.schema, where)
         return result
 
-    def _call_batched(self, inputs: pa.Table, offset: int) -> Any:
-        spec = self.spec
-        assert spec.function is not None
-        batch = self.output_format.batch(inputs)
-        args: list[Any] = (
-            [batch] if spec.input_columns is None else [batch[c] for c in spec.input_columns]
-        )
-        if spec.with_indices:
-            args.append(list(range(offset, offset + inputs.num_rows)))
-        return spec.function(*args, **spec.fn_kwargs)
-
-    def _call_per_example(self, inputs: pa.Table, offset: int) -> list[Any]:
-        spec = self.spec
-        assert spec.function is not None
-        if self.output_format == OutputFormat():
-            rows: Sequence[Any] = inputs.to_pylist()
-        else:
-            rows = [self.output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
-        function, kwargs = spec.function, spec.fn_kwargs
-        results: list[Any] = []
-        for index, row in enumerate(rows):
-            args: list[Any] = (
-                [row] if spec.input_columns is None else [row[c] for c in spec.input_columns]
-            )
-            if spec.with_indices:
-                args.append(offset + index)
-            results.append(function(*args, **kwargs))
-        return results
-
-    def _merge(self, table: pa.Table, output: pa.Table | None, where: str) -> pa.Table:
-        removed = [c for c in self.spec.remove_columns if c in table.column_names]
-        base = table.drop_columns(removed)
-        if output is None:
-            return base
-        self.overwritten |= set(output.column_names)
-        if output.num_rows != base.num_rows:
-            kept = [c for c in base.column_names if c not in output.column_names]
-            if kept:
-                raise TransformOutputError(
-                    f"map returned {output.num_rows} rows for {table.num_rows} input rows "
-                    f"({where}), "
-                    f"so input columns {kept} cannot be kept. Pass remove_columns={kept} "
-                    "(or dataset.column_names) to drop them, or return as many rows as you get."
-                )
-            return output
-        for name in output.column_names:
-            column = output.column(name)
-            if name in base.column_names:
-                base = base.set_column(base.column_names.index(name), name, column)
-            else:
-                base = base.append_column(name, column)
-        return base
-
-
-def _as_table(result: Any, where: str) -> pa.Table | None:
-    """The table a batched function returned (a dict of columns, a table or a DataFrame)."""
-    if result is None:
-        return None
-    if isinstance(result, pa.Table):
-        return result
-    if isinstance(result, pa.RecordBatch):
-        return pa.Table.from_batches([result])
-    if isinstance(result, Mapping):
-        columns: Mapping[str, Any] = result
-        lengths = {str(name): len(values) for name, values in columns.items()}
-        if len(set(lengths.values())) > 1:
-            raise TransformOutputError(
-                f"map returned columns of unequal lengths {lengths} for {where}; every column "
-                "of a batch must have the same number of values."
-            )
-        return _from_columns(columns, where)
-    if type(result).__name__ == "DataFrame":
-        return pa.Table.from_pandas(result, preserve_index=False)
-    raise TransformOutputError(
-        f"map returned {type(result).__name__} for {where}; a batched function must return a dict "
-        "of columns (lists or arrays), a pyarrow.Table or a pandas.DataFrame, or None."
-    )
-
-
-def _rows_as_table(results: list[Any], offset: int) -> pa.Table | None:
-    """The table made from one output dict per example (None: no update)."""
-    if all(result is None for result in results):
-        return None
-    keys: list[str] | None = None
-    for index, result in enumerate(results):
-        if not isinstance(result, Mapping):
-            raise TransformOutputError(
-                f"map returned {type(result).__name__} ({_preview(result)}) "
-                f"for row {offset + index}; "
-                "the function must return a dict of the columns to add or update, or None."
-            )
-        if keys is None:
-            keys = list(result)
-        elif list(result) != keys and set(result) != set(keys):
-            raise TransformOutputError(
-                f"map returned keys {sorted(result)} for row {offset + index} but {sorted(keys)} "
-                f"for row {offset}; return the same keys for every example."
-            )
-    assert keys is not None
-    columns = {key: [result[key] for result in results] for key in keys}
-    return _from_columns(columns, f"rows {offset} to {offset + len(results) - 1}")
-
-
-def _from_columns(columns: Mapping[str, Any], where: str) -> pa.Table:
-    arrays: dict[str, Any] = {}
-    for name, values in columns.items():
+    def _check_types(self, schema: pa.Schema, where: str) -> None:
+        """Refuse a column whose type changes from batch to batch (int, then str)."""
+        known = self._schema
+        if known is None or known.equals(schema):
+            self._schema = schema if known is None else self._schema
+            return
         try:
-            arrays[str(name)] = (
-                values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
+            self._schema = pa.unify_schemas([known, schema], promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            changed = {
+                field.name: f"{known.field(field.name).type} before, {field.type} now"
+                for field in schema
+                if field.name in known.names
+                and not pa.types.is_null(field.type)
+                and not pa.types.is_null(known.field(field.name).type)
+                and not known.field(field.name).type.equals(field.type)
+            }
             raise TransformOutputError(
-                f"map returned values for column {name!r} ({where}) that do not fit one Arrow "
-                f"type: {error}. Return values of one type per column (or pass features=...)."
+                f"map returned values of another type for {where} than for the examples "
+                f"before: {changed}. Return one type per column in every batch, or pass "
+                "features=... to give the column its type."
             ) from error
-    return pa.table(arrays)
-
-
-def _preview(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class _FolderWriter:

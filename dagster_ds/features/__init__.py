@@ -18,6 +18,14 @@ Example:
 
 from dagster_ds.features._cast import cast_array as cast_array
 from dagster_ds.features._cast import cast_table as cast_table
+from dagster_ds.features._composite import Array2D as Array2D
+from dagster_ds.features._composite import Array3D as Array3D
+from dagster_ds.features._composite import Array4D as Array4D
+from dagster_ds.features._composite import Array5D as Array5D
+from dagster_ds.features._composite import Translation as Translation
+from dagster_ds.features._composite import (
+    TranslationVariableLanguages as TranslationVariableLanguages,
+)
 from dagster_ds.features._features import Features as Features
 from dagster_ds.features._features import (
     features_from_schema_metadata as features_from_schema_metadata,
@@ -34,6 +42,10 @@ from dagster_ds.features._types import Sequence as Sequence
 from dagster_ds.features._types import Value as Value
 
 __all__ = [
+    "Array2D",
+    "Array3D",
+    "Array4D",
+    "Array5D",
     "ClassLabel",
     "FeatureType",
     "Features",
@@ -41,6 +53,8 @@ __all__ = [
     "LargeList",
     "List",
     "Sequence",
+    "Translation",
+    "TranslationVariableLanguages",
     "Value",
     "arrow_type_to_feature",
     "cast_array",

@@ -24,6 +24,7 @@ from dagster_ds.features._checks import (
     type_error,
     value_error,
 )
+from dagster_ds.features._composite import Composite
 from dagster_ds.features._features import Features
 from dagster_ds.features._mapping import contains_class_label, feature_to_arrow_type
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
@@ -136,6 +137,8 @@ def cast_table(
 
 
 def _cast(array: pa.Array, feature: FeatureType, where: Where) -> pa.Array:
+    if isinstance(feature, Composite):
+        feature = feature.storage
     target = feature_to_arrow_type(feature)
     if isinstance(array, pa.DictionaryArray):
         array = array.dictionary_decode()
@@ -330,10 +333,17 @@ def _cast_json(array: pa.Array, where: Where) -> pa.Array:
             )
     if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
         return pa.ExtensionArray.from_storage(target, array.cast(pa.string()))
+    if pa.types.is_struct(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        # Objects and arrays become their JSON text, as the anchor encodes them.
+        texts = [
+            None if value is None else json.dumps(value, separators=(",", ":"))
+            for value in array.to_pylist()
+        ]
+        return pa.ExtensionArray.from_storage(target, pa.array(texts, pa.string()))
     raise type_error(
         array,
         target,
         where,
-        "only JSON text, numbers and booleans convert to Json",
+        "only JSON text, numbers, booleans, objects and lists convert to Json",
         "Encode the values with json.dumps in a map first.",
     )

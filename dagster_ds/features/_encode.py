@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dagster_ds.errors import FeatureError
+from dagster_ds.features._composite import Composite
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
 
 
@@ -30,6 +31,8 @@ def encode_nested(feature: FeatureType, value: Any) -> Any:
         return items
     if isinstance(feature, Value | ClassLabel | Json):
         return feature.encode_example(value)
+    if isinstance(feature, Composite):
+        return encode_nested(feature.storage, feature.encode_example(value))
     return value
 
 
@@ -38,7 +41,7 @@ def _needs_encoding(item: FeatureType, items: list[Any]) -> bool:
 
     As in the anchor, so that lists of plain values skip the per-item Python pass.
     """
-    if isinstance(item, ClassLabel | Json | Mapping):  # the anchor only checks the first Json item
+    if _holds_encoded(item):  # names to integers, values to JSON text: at any depth
         return True
     first = next((element for element in items if element is not None), None)
     if first is None:
@@ -48,3 +51,20 @@ def _needs_encoding(item: FeatureType, items: list[Any]) -> bool:
         return bool(encoded != first)
     except ValueError:  # comparing numpy arrays
         return False
+
+
+def _holds_encoded(feature: FeatureType) -> bool:
+    """Whether ``feature`` has a ClassLabel, Json or struct anywhere (values always change)."""
+    while isinstance(feature, List | LargeList):
+        feature = feature.feature
+    return isinstance(feature, ClassLabel | Json | Mapping | Composite)
+
+
+def holds_python_encoded(feature: FeatureType) -> bool:
+    """Whether Python values of ``feature`` need `encode_nested` (a ClassLabel or Json inside)."""
+    if isinstance(feature, Mapping):
+        fields: Mapping[str, Any] = feature
+        return any(holds_python_encoded(sub) for sub in fields.values())
+    if isinstance(feature, List | LargeList):
+        return holds_python_encoded(feature.feature)
+    return isinstance(feature, ClassLabel | Json | Composite)

@@ -293,6 +293,18 @@ def features_to_schema_metadata(features: Mapping[str, FeatureType]) -> dict[str
     return {METADATA_KEY: json.dumps({"info": {"features": feature_to_dict(dict(features))}})}
 
 
+def with_features_metadata(table: pa.Table, features: Mapping[str, FeatureType]) -> pa.Table:
+    """``table`` whose schema metadata carries ``features`` as the anchor's (zero-copy)."""
+    wanted = features_to_schema_metadata(features)
+    metadata = table.schema.metadata or {}
+    if metadata.get(METADATA_KEY.encode()) == wanted[METADATA_KEY].encode():
+        return table
+    kept = {key: value for key, value in metadata.items() if key != METADATA_KEY.encode()}
+    return table.replace_schema_metadata(
+        {**kept, **{k.encode(): v.encode() for k, v in wanted.items()}}
+    )
+
+
 def features_from_schema_metadata(metadata: Mapping[Any, Any] | None) -> Features | None:
     """The features stored in Arrow schema metadata, or None if it holds none.
 

@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.errors import FeatureError
+from dagster_ds.features._composite import Composite
 from dagster_ds.features._dtypes import arrow_to_dtype
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
 
@@ -40,6 +41,8 @@ def feature_to_arrow_type(feature: FeatureType) -> pa.DataType:
         return pa.list_(feature_to_arrow_type(items[0]))
     if isinstance(feature, Value | ClassLabel | Json):
         return feature.pa_type
+    if isinstance(feature, Composite):
+        return feature_to_arrow_type(feature.storage)
     raise FeatureError(
         f"{feature!r} is not a feature type; use Value, ClassLabel, List, LargeList, Json "
         "or a dict of them."
@@ -72,11 +75,26 @@ def arrow_type_to_feature(arrow_type: pa.DataType) -> FeatureType:
     if isinstance(arrow_type, pa.JsonType):
         return Json()
     if isinstance(arrow_type, pa.BaseExtensionType):
+        array_feature = _anchor_array_feature(arrow_type)
+        if array_feature is not None:
+            return array_feature
         raise FeatureError(
             f"Arrow extension type {arrow_type} has no feature equivalent; "
             "cast the column to its storage type first."
         )
     return Value(arrow_to_dtype(arrow_type))
+
+
+def _anchor_array_feature(arrow_type: pa.BaseExtensionType) -> FeatureType | None:
+    """The ArrayND of the anchor's array extension types (registered when it is imported)."""
+    from dagster_ds.features._composite import COMPOSITE_TYPES
+
+    name = arrow_type.extension_name.rsplit(".", 1)[-1].removesuffix("ExtensionType")
+    shape, dtype = getattr(arrow_type, "shape", None), getattr(arrow_type, "value_type", None)
+    if name not in COMPOSITE_TYPES or shape is None or dtype is None:
+        return None
+    made: Any = COMPOSITE_TYPES[name](shape=tuple(shape), dtype=str(dtype))  # pyright: ignore[reportCallIssue]
+    return made
 
 
 def visit(feature: FeatureType, function: Callable[[FeatureType], FeatureType]) -> FeatureType:

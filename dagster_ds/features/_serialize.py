@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dagster_ds.errors import FeatureError
+from dagster_ds.features._composite import COMPOSITE_TYPES, Composite, composite_from_form
 from dagster_ds.features._types import (
     ClassLabel,
     FeatureType,
@@ -38,10 +39,6 @@ from dagster_ds.features._types import (
 # Feature types of the anchor that dagster_ds does not model (media, arrays, translation).
 ANCHOR_ONLY_TYPES = frozenset(
     {
-        "Array2D",
-        "Array3D",
-        "Array4D",
-        "Array5D",
         "Audio",
         "BioSequence",
         "BioStructure",
@@ -49,8 +46,6 @@ ANCHOR_ONLY_TYPES = frozenset(
         "Mesh",
         "Nifti",
         "Pdf",
-        "Translation",
-        "TranslationVariableLanguages",
         "Video",
     }
 )
@@ -78,6 +73,8 @@ def feature_to_dict(feature: FeatureType) -> Any:
         out = {"feature": feature_to_dict(feature.feature)}
     elif isinstance(feature, Json):  # pyright: ignore[reportUnnecessaryIsInstance]
         out = {} if feature.decode else {"decode": False}
+    elif isinstance(feature, Composite):
+        out = feature.to_form()
     else:
         raise FeatureError(f"{feature!r} is not a feature type.")
     if feature.id is not None:
@@ -128,11 +125,14 @@ def feature_from_dict(obj: Any) -> FeatureType:
         return LargeList(feature_from_dict(_required(fields, "feature", kind)), id=feature_id)
     if kind == "Json":
         return Json(decode=fields.get("decode", True), id=feature_id)
+    if kind in COMPOSITE_TYPES:
+        composite: Any = composite_from_form(kind, fields)
+        return composite
     if kind in ANCHOR_ONLY_TYPES:
         raise FeatureError(f"Feature type {kind!r} of the datasets library is not supported yet.")
     raise FeatureError(
         f"Unknown feature type {kind!r}; known types: Value, ClassLabel, List, Sequence, "
-        "LargeList, Json."
+        "LargeList, Json, Array2D-Array5D, Translation, TranslationVariableLanguages."
     )
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import numbers
 from collections.abc import Iterable
+from collections.abc import Sequence as CollectionsSequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
 import pyarrow as pa
 
-from dagster_ds.errors import ClassLabelError, FeatureError
+from dagster_ds.errors import ClassLabelError, ClassLabelNamesError, FeatureError
 from dagster_ds.features._dtypes import canonical_dtype, dtype_to_arrow
 
 _MAX_NAMES_SHOWN = 20
@@ -105,6 +106,8 @@ class ClassLabel(_Reducible):
     Raises:
         FeatureError: no names source, two of them, duplicated names, or a count
             that does not match the names.
+        ClassLabelNamesError: ``names`` is not a list (a numpy array, say); also a
+            ``TypeError``, as the anchor raises.
 
     Example:
         >>> label = ClassLabel(names=["neg", "pos"])
@@ -133,6 +136,11 @@ class ClassLabel(_Reducible):
             names = [str(index) for index in range(num_classes)]
         if isinstance(names, str):
             raise FeatureError(f"ClassLabel names must be a list of strings, got {names!r}.")
+        if not isinstance(names, CollectionsSequence):
+            raise ClassLabelNamesError(
+                f"ClassLabel names must be a list of strings, got a {type(names).__name__} "
+                f"({names!r}); pass list(names)."
+            )
         self.names: list[str] = [str(name) for name in names]
         if num_classes is not None and num_classes != len(self.names):
             raise FeatureError(

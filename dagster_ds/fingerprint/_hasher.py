@@ -258,6 +258,12 @@ class _HashContext:
         if remembered is not None:
             return remembered
         label = f"<function {function.__qualname__}>"
+        compiled = _compiled_original(function)
+        if compiled is not None:
+            # torch.compile(f): what it computes is f's; the wrapper holds only torch state.
+            components = {"torch.compile of": self._component("torch.compile of", compiled)}
+            node = HashNode("function", label, combine("torch.compile", components), components)
+            return self._remember(function, node)
         module = function.__module__ or "__main__"
         origin = module_origin(module)
         if not origin.by_value:
@@ -497,3 +503,11 @@ def hash_value(value: object) -> str:
 def describe_value(value: object) -> HashNode:
     """The hash tree of any value; its root digest equals `hash_value`."""
     return _HashContext().describe(value)
+
+
+def _compiled_original(function: FunctionType) -> object | None:
+    """The function ``torch.compile`` wrapped, when ``function`` is such a wrapper."""
+    if "torch" not in sys.modules:
+        return None
+    original: object | None = getattr(function, "_torchdynamo_orig_callable", None)
+    return original

@@ -45,6 +45,7 @@ def iter_csv_batches(
     schema: pa.Schema | None = None,
     quote_char: str = '"',
     block_size: int = DEFAULT_CSV_BLOCK_SIZE,
+    encoding: str = "utf-8",
     stats: ReadStats | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> Iterator[pa.RecordBatch]:
@@ -66,6 +67,8 @@ def iter_csv_batches(
         schema: Column names and types to read into (its names select the columns).
         quote_char: The quoting character.
         block_size: Bytes parsed at a time.
+        encoding: The file's text encoding (``"latin-1"``, ``"cp1252"``...); text that
+            is not valid in it is an error naming the line, never bytes.
         stats: Updated with the rows read.
         storage_options: Passed to the fsspec filesystem.
 
@@ -73,8 +76,9 @@ def iter_csv_batches(
         An iterator of record batches.
 
     Raises:
-        MalformedFileError: A row has the wrong number of fields, or a value does not
-            fit its column's type; names the file and the 1-based line.
+        MalformedFileError: A row has the wrong number of fields, a value does not
+            fit its column's type, a text value is not valid in ``encoding``, or the
+            header repeats a name; names the file and the 1-based line.
 
     Example:
         >>> import tempfile
@@ -89,7 +93,7 @@ def iter_csv_batches(
     url = file_url(file)
     expression = to_expression(filters)
     names = list(column_names) if column_names is not None else None
-    options = _CsvOptions(delimiter, quote_char, names, skip_rows, schema, block_size)
+    options = _CsvOptions(delimiter, quote_char, names, skip_rows, schema, block_size, encoding)
     raw = _read(url, storage_options, options, stats)
     return finish(
         raw,
@@ -110,6 +114,7 @@ class _CsvOptions:
     skip_rows: int
     schema: pa.Schema | None
     block_size: int
+    encoding: str = "utf-8"
 
 
 def _read(
@@ -129,6 +134,7 @@ def _read(
         block_size=options.block_size,
         skip_rows=options.skip_rows,
         column_names=options.column_names,
+        encoding=options.encoding,
     )
     parse_options = pcsv.ParseOptions(
         delimiter=options.delimiter,
@@ -146,10 +152,12 @@ def _read(
     with open_input(url, storage_options) as stream:
         try:
             reader = pcsv.open_csv(stream, read_options, parse_options, convert_options)
+            _check_header(url, reader.schema, options)
             yield pa.RecordBatch.from_pylist([], schema=reader.schema)
             for batch in reader:
                 if stats is not None:
                     stats.rows_read += batch.num_rows
+                _check_text(url, storage_options, options, batch)
                 yield batch
         except pa.ArrowInvalid as error:
             if "Empty CSV file" in str(error):
@@ -157,6 +165,48 @@ def _read(
                     yield pa.RecordBatch.from_pylist([], schema=schema)
                 return
             raise _malformed(url, storage_options, options, error, invalid) from error
+
+
+def _check_header(url: str, schema: pa.Schema, options: _CsvOptions) -> None:
+    """Refuse a header that repeats a column name (the columns would be ambiguous)."""
+    seen: set[str] = set()
+    repeated = [name for name in schema.names if name in seen or seen.add(name)]
+    if repeated:
+        line = options.skip_rows + 1
+        raise MalformedFileError(
+            f"CSV file {url!r}: the header (line {line}) repeats the column name(s) "
+            f"{sorted(set(repeated))!r}: {schema.names!r}. Rename them in the file, or pass "
+            "column_names= with one unique name per column and skip_rows=1.",
+            path=url,
+            line=line,
+        )
+
+
+def _check_text(
+    url: str, storage_options: Mapping[str, Any] | None, options: _CsvOptions, batch: Any
+) -> None:
+    """Refuse text that is not valid in the file's encoding (Arrow would read it as bytes)."""
+    wanted = options.schema
+    for index, field in enumerate(batch.schema):
+        if not pa.types.is_binary(field.type) and not pa.types.is_large_binary(field.type):
+            continue
+        if wanted is not None and field.name in wanted.names:
+            continue  # binary asked for
+        located = _locate(
+            url,
+            storage_options,
+            options,
+            lambda fields, index=index: len(fields) > index and "\ufffd" in fields[index],
+        )
+        where = f" at line {located[0]}" if located else ""
+        raise MalformedFileError(
+            f"CSV file {url!r}{where}: column {field.name!r} holds text that is not valid "
+            f"{options.encoding} (it would be read as bytes). Pass encoding= with the file's "
+            "encoding (e.g. encoding='latin-1' or 'cp1252'), or re-encode the file as UTF-8.",
+            path=url,
+            line=located[0] if located else None,
+            excerpt=located[1] if located else None,
+        )
 
 
 def _malformed(
@@ -229,4 +279,4 @@ def _locate(
 
 def _text_lines(stream: Any) -> Iterator[str]:
     for _, block in line_blocks(stream):
-        yield from io.StringIO(block.decode("utf-8", "replace"), newline="")
+        yield from io.StringIO(block.decode("utf-8", "replace"), newline="")  # located by \ufffd

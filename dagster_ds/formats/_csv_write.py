@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 
@@ -38,7 +38,7 @@ class CsvWriter(BatchWriter):
 
     def __init__(
         self,
-        url: str | os.PathLike[str],
+        url: str | os.PathLike[str] | BinaryIO,
         *,
         schema: pa.Schema | None = None,
         storage_options: Mapping[str, Any] | None = None,
@@ -50,7 +50,7 @@ class CsvWriter(BatchWriter):
         r"""Open the file.
 
         Args:
-            url: Target path or fsspec URL.
+            url: Target path or fsspec URL, or a file object opened in binary mode.
             schema: Schema of the file (default: the first batch's).
             storage_options: Passed to the fsspec filesystem.
             delimiter: Field separator (``"\t"`` for TSV).

@@ -16,6 +16,7 @@ import pyarrow as pa
 from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
+from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.formats._infer import Compression, infer_compression
 
 
@@ -104,6 +105,7 @@ class AtomicOutput:
         elif codec is not None:
             self._compressor = pa.CompressedOutputStream(_KeepOpen(self._raw), codec)
         self.file: Any = self._compressor if self._compressor is not None else self._raw
+        self.bytes_written = 0
         self._done = False
 
     def commit(self) -> None:
@@ -114,6 +116,7 @@ class AtomicOutput:
         try:
             if self._compressor is not None:
                 self._compressor.close()
+            self.bytes_written = self._raw.tell()
             if is_local(self._fs):
                 self._raw.flush()
                 os.fsync(self._raw.fileno())
@@ -144,3 +147,63 @@ class AtomicOutput:
                 os.remove(self._tmp)
             else:
                 self._fs.rm(self._tmp)
+
+
+def is_file_object(target: object) -> bool:
+    """Whether ``target`` is an open file (or buffer) rather than a path or URL."""
+    return hasattr(target, "write") and not isinstance(target, str | bytes | os.PathLike)
+
+
+class _Counting(io.RawIOBase):
+    """A write-only view of a user's binary file that counts bytes and never closes it."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        super().__init__()
+        self._file = file
+        self.count = 0
+
+    def write(self, data: Any) -> int:
+        written = self._file.write(data)
+        self.count += written if isinstance(written, int) else len(data)
+        return written if isinstance(written, int) else len(data)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.count
+
+
+class FileObjectOutput:
+    """An export into a file object the caller opened in binary mode (``open(p, "wb")``).
+
+    Bytes go straight into the caller's file, which stays open; `commit` flushes
+    it. Unlike `AtomicOutput`, a failed write cannot take back what was already
+    written: the caller owns the file.
+    """
+
+    def __init__(self, target: Any, what: str) -> None:
+        if isinstance(target, io.TextIOBase) or "b" not in getattr(target, "mode", "b"):
+            raise InvalidArgumentError(
+                f"{what}: {target!r} is a text-mode file; open it in binary mode "
+                "(open(path, 'wb')) or pass the path instead."
+            )
+        self.url = str(getattr(target, "name", "<file object>"))
+        self._counter = _Counting(target)
+        self.file: Any = self._counter
+        self.bytes_written = 0
+        self._done = False
+
+    def commit(self) -> None:
+        """Flush what was written into the caller's file (which stays open)."""
+        if not self._done:
+            self._done = True
+            self._counter.flush()
+            self.bytes_written = self._counter.count
+
+    def discard(self) -> None:
+        """Stop writing; bytes already in the caller's file stay there."""
+        self._done = True

@@ -27,6 +27,11 @@ from dagster_ds.formats._io import open_input
 from dagster_ds.formats._lines import DEFAULT_BLOCK_SIZE, excerpt, line_blocks
 
 _ROW = re.compile(r"\bin row (\d+)")
+# An integer literal of 19 digits or more: maybe outside int64, which Arrow reads as float64.
+_LONG_INTEGER = re.compile(rb"(?<![\d.eE+\-])-?\d{19,}(?![\d.eE])")
+_INT64 = range(-(2**63), 2**63)
+# Nesting (objects and lists) that Arrow's IPC files, and so the cache, can hold.
+MAX_NESTING = 64
 _WHITESPACE = b" \t\r\n"
 
 
@@ -167,12 +172,16 @@ class _JsonLinesParser:
     def parse(self, line: int, block: bytes) -> pa.Table | None:
         if not block.strip(_WHITESPACE):
             return None
+        _check_utf8(self.url, line, block)
+        _check_nesting(self.url, line, block, MAX_NESTING)
         try:
             table = self._read(block)
         except pa.ArrowInvalid as error:
             raise _malformed_lines(
                 self.url, line, block, error, self.schema, self._fails
             ) from error
+        if not self._explicit:
+            _check_integers(self.url, line, block)
         if self.schema is None:
             self.schema = table.schema
             return table
@@ -294,6 +303,8 @@ def _json_problem(text: bytes) -> str | None:
 
 def _whole_json(url: str, data: bytes, field: str | None, schema: pa.Schema | None) -> pa.Table:
     """A JSON document holding a list of records (at its top or under ``field``)."""
+    _check_utf8(url, 1, data)
+    _check_nesting(url, 1, data, MAX_NESTING + (2 if field is not None else 1))
     try:
         document = json.loads(data)
     except json.JSONDecodeError as error:
@@ -333,6 +344,9 @@ def _whole_json(url: str, data: bytes, field: str | None, schema: pa.Schema | No
             "Pass field= naming the key that holds the list.",
             path=url,
         )
+    if schema is None and _LONG_INTEGER.search(data):
+        for index, item in enumerate(document):
+            _check_value(url, f"element {index} of the list", item)
     if document and not any(isinstance(item, dict) for item in document):
         document = [{"text": item} for item in document]
     bad = next((i for i, item in enumerate(document) if not isinstance(item, dict)), None)
@@ -358,3 +372,118 @@ def _whole_json(url: str, data: bytes, field: str | None, schema: pa.Schema | No
             "records' types consistent, or pass schema=.",
             path=url,
         ) from error
+
+
+def _check_integers(url: str, line: int, block: bytes) -> None:
+    """Refuse an integer outside int64: Arrow would silently read its column as float64."""
+    for match in _LONG_INTEGER.finditer(block):
+        offset = block.count(b"\n", 0, match.start())
+        text = block.split(b"\n")[offset]
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue  # reported as malformed by the parser
+        _check_value(url, f"line {line + offset}", value, line + offset)
+
+
+def _check_value(url: str, where: str, value: Any, line: int | None = None) -> None:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(cast("dict[str, Any]", item).values())
+        elif isinstance(item, list):
+            pending.extend(cast("list[Any]", item))
+        elif isinstance(item, int) and not isinstance(item, bool) and item not in _INT64:
+            raise MalformedFileError(
+                f"JSON file {url!r}, {where}: the integer {item} does not fit in int64, and "
+                "reading it would turn its whole column into float64 (changing values such as "
+                "1 into 1.0 and rounding it). Write such integers as JSON strings "
+                '("12345678901234567890") to read them exactly as text, or as floats '
+                "(1.0e20) to accept rounding.",
+                path=url,
+                line=line,
+            )
+
+
+def _check_utf8(url: str, line: int, block: bytes) -> None:
+    """Refuse bytes that are not UTF-8 (JSON's encoding), naming the line."""
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = block.count(b"\n", 0, error.start)
+        text = block.split(b"\n")[offset]
+        raise MalformedFileError(
+            f"JSON file {url!r}, line {line + offset}: byte {block[error.start]:#04x} is not "
+            f"UTF-8 ({error.reason}). JSON files are UTF-8: re-encode the file (e.g. iconv -f "
+            f"latin1 -t utf-8). The line starts: {excerpt(text)!r}.",
+            path=url,
+            line=line + offset,
+            excerpt=excerpt(text),
+        ) from error
+
+
+def _check_nesting(url: str, line: int, block: bytes, limit: int) -> None:
+    """Refuse a value nested deeper than ``limit`` before parsing it, in bounded memory.
+
+    Brackets are counted for the whole block in Arrow (vectorised); a line that seems
+    too deep is checked exactly (brackets inside strings do not count) before refusing.
+    """
+    start = 0
+    while start < len(block):
+        position = _first_too_deep(block, start, limit)
+        if position is None:
+            return
+        first = block.rfind(b"\n", 0, position) + 1
+        end = block.find(b"\n", position)
+        end = len(block) if end < 0 else end
+        text = block[first:end]
+        if _string_aware_depth(text) > limit:
+            number = line + block.count(b"\n", 0, first)
+            raise MalformedFileError(
+                f"JSON file {url!r}, line {number}: a value is nested more than {limit} levels "
+                "deep (objects and lists), more than Arrow can store. Flatten it, or store "
+                f"it as a JSON string. The line starts: {excerpt(text)!r}.",
+                path=url,
+                line=number,
+                excerpt=excerpt(text),
+            )
+        start = end + 1  # brackets in strings misled the count: go on after this line
+
+
+def _first_too_deep(block: bytes, start: int, limit: int) -> int | None:
+    data = pa.py_buffer(block)[start:]
+    values = pa.Array.from_buffers(pa.uint8(), len(data), [None, data])
+    opens = pc.or_(pc.equal(values, _byte("{")), pc.equal(values, _byte("[")))
+    closes = pc.or_(pc.equal(values, _byte("}")), pc.equal(values, _byte("]")))
+    steps = pc.subtract(pc.cast(opens, pa.int32()), pc.cast(closes, pa.int32()))
+    depth = pc.cumulative_sum(steps)
+    deepest = pc.max(depth).as_py()
+    if deepest is None or deepest <= limit:
+        return None
+    return start + int(pc.index(pc.greater(depth, pa.scalar(limit, depth.type)), True).as_py())
+
+
+def _byte(character: str) -> pa.Scalar[Any]:
+    return pa.scalar(ord(character), pa.uint8())
+
+
+def _string_aware_depth(text: bytes) -> int:
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x7B, 0x5B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x7D, 0x5D):
+            depth -= 1
+    return deepest

@@ -7,7 +7,7 @@ import decimal
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -54,7 +54,7 @@ class JsonWriter(BatchWriter):
 
     def __init__(
         self,
-        url: str | os.PathLike[str],
+        url: str | os.PathLike[str] | BinaryIO,
         *,
         schema: pa.Schema | None = None,
         storage_options: Mapping[str, Any] | None = None,
@@ -65,7 +65,7 @@ class JsonWriter(BatchWriter):
         """Open the file.
 
         Args:
-            url: Target path or fsspec URL.
+            url: Target path or fsspec URL, or a file object opened in binary mode.
             schema: Schema of the file (default: the first batch's).
             storage_options: Passed to the fsspec filesystem.
             lines: One object per line (JSON Lines); False writes one JSON array.

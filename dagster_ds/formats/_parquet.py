@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -60,8 +60,15 @@ class RowGroup:
     total_byte_size: int
 
 
+def _verifying_format() -> ds.ParquetFileFormat:
+    """Parquet reading that verifies page checksums (files we write carry them)."""
+    import pyarrow.dataset as ds
+
+    options = ds.ParquetFragmentScanOptions(page_checksum_verification=True)
+    return ds.ParquetFileFormat(default_fragment_scan_options=options)
+
+
 def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.ParquetFileFragment:
-    import pyarrow.dataset as ds  # imports pandas when installed: only when Parquet is read
 
     fs, path = url_to_fs(url, storage_options)
     filesystem = (
@@ -70,7 +77,7 @@ def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.Parquet
     try:
         fragment = cast(
             "ds.ParquetFileFragment",
-            ds.ParquetFileFormat().make_fragment(path, filesystem=filesystem),
+            _verifying_format().make_fragment(path, filesystem=filesystem),
         )
         fragment.ensure_complete_metadata()
     except (pa.ArrowInvalid, OSError) as error:
@@ -152,8 +159,22 @@ def read_row_group(
     _check_row_groups(fragment, [index], url)
     _check_columns(fragment.physical_schema, columns, url)
     subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
-    return subset.to_table(
-        columns=list(columns) if columns is not None else None, use_threads=False
+    try:
+        return subset.to_table(
+            columns=list(columns) if columns is not None else None, use_threads=False
+        )
+    except (pa.ArrowInvalid, OSError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise _corrupt(url, index, error) from error
+
+
+def _corrupt(url: str, row_group: int, error: Exception) -> MalformedFileError:
+    return MalformedFileError(
+        f"{url!r} is corrupt: row group {row_group} cannot be read ({error}). A page whose "
+        "checksum does not match was changed after it was written; restore the file from "
+        "its source and load it again.",
+        path=url,
     )
 
 
@@ -251,9 +272,14 @@ def _read_row_groups(
             stats.row_groups_read += 1
             stats.rows_read += groups[index]
         subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
-        yield from subset.to_batches(
-            columns=names, filter=expression, batch_size=batch_size, use_threads=False
-        )
+        try:
+            yield from subset.to_batches(
+                columns=names, filter=expression, batch_size=batch_size, use_threads=False
+            )
+        except (pa.ArrowInvalid, OSError) as error:
+            if isinstance(error, FileNotFoundError):
+                raise
+            raise _corrupt(fragment.path, index, error) from error
     if not selected:
         schema = fragment.physical_schema
         if names is not None:
@@ -307,7 +333,7 @@ class ParquetWriter(BatchWriter):
 
     def __init__(
         self,
-        url: str | os.PathLike[str],
+        url: str | os.PathLike[str] | BinaryIO,
         *,
         schema: pa.Schema | None = None,
         storage_options: Mapping[str, Any] | None = None,
@@ -319,7 +345,7 @@ class ParquetWriter(BatchWriter):
         """Open the file.
 
         Args:
-            url: Target path or fsspec URL.
+            url: Target path or fsspec URL, or a file object opened in binary mode.
             schema: Schema of the file (default: the first batch's).
             storage_options: Passed to the fsspec filesystem.
             row_group_size: Rows per row group (default: by size, see below).
@@ -331,7 +357,7 @@ class ParquetWriter(BatchWriter):
             raise FormatOptionError(f"row_group_size must be positive, got {row_group_size!r}.")
         self._row_group_size = row_group_size
         self._max_bytes = max_row_group_bytes
-        self._options = {"compression": compression, **parquet_options}
+        self._options = {"compression": compression, "write_page_checksum": True, **parquet_options}
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
         self._pending_bytes = 0

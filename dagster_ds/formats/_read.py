@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import inspect
+import lzma
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.errors import FormatOptionError, UnknownFormatError
+from dagster_ds.errors import FormatOptionError, MalformedFileError, UnknownFormatError
 from dagster_ds.formats._batches import DEFAULT_BATCH_SIZE, Filters, ReadStats
 from dagster_ds.formats._csv import iter_csv_batches
 from dagster_ds.formats._file import ResolvedFile, file_url
-from dagster_ds.formats._infer import FORMATS, infer_format
+from dagster_ds.formats._infer import FORMATS, infer_compression, infer_format
 from dagster_ds.formats._ipc import iter_arrow_batches
 from dagster_ds.formats._json import iter_json_batches
 from dagster_ds.formats._parquet import iter_parquet_batches
@@ -99,7 +100,7 @@ def iter_batches(
             f"The {fmt} reader does not accept {', '.join(map(repr, unknown))}; its options "
             f"are {', '.join(sorted(accepted))}."
         )
-    return reader(
+    batches = reader(
         file,
         batch_size=batch_size,
         start_row=start_row,
@@ -109,3 +110,25 @@ def iter_batches(
         storage_options=storage_options,
         **options,
     )
+    codec = infer_compression(url)
+    return batches if codec is None else _decompression_errors_named(batches, url, codec)
+
+
+def _decompression_errors_named(
+    batches: Iterator[pa.RecordBatch], url: str, codec: str
+) -> Iterator[pa.RecordBatch]:
+    """``batches``, with a corrupt or truncated compressed file reported by name."""
+    rows = 0
+    try:
+        for batch in batches:
+            rows += batch.num_rows
+            yield batch
+    except (OSError, EOFError, lzma.LZMAError) as error:
+        if isinstance(error, FileNotFoundError | PermissionError | IsADirectoryError):
+            raise
+        raise MalformedFileError(
+            f"{url!r} is not a valid {codec} file, or it is truncated: decompressing failed "
+            f"after {rows} rows ({error}). Download or write the file again, or rename it if "
+            "it is not compressed.",
+            path=url,
+        ) from error

@@ -11,6 +11,7 @@ from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
 from dagster_ds.errors import DataFilesNotFoundError, InvalidDataFilesError
+from dagster_ds.formats._archives import expand_archives
 from dagster_ds.formats._file import ResolvedFile
 from dagster_ds.formats._io import url_to_fs
 
@@ -54,6 +55,8 @@ def resolve_data_files(
     unless the pattern names them explicitly (``".cache/*"``, ``"_tmp/*.csv"``), and so
     are dataset metadata files such as ``README.md``. Within a split, each pattern's
     matches are sorted and the patterns keep their order; a file listed twice is kept once.
+    A ``.zip`` or ``.tar`` archive (``.tar.gz``...) stands for the data files inside it,
+    read in place (``zip://member::archive`` URLs).
 
     Args:
         data_files: The paths, patterns, or splits of them.
@@ -86,7 +89,8 @@ def resolve_data_files(
         seen: set[str] = set()
         files = resolved.setdefault(split, [])
         for pattern in patterns:
-            for file in _resolve_pattern(_join(base, pattern), options):
+            matched = _resolve_pattern(_join(base, pattern), options)
+            for file in expand_archives(matched, options):
                 if file.url not in seen:
                     seen.add(file.url)
                     files.append(file)
@@ -239,4 +243,18 @@ def _not_found(
         "unless the pattern names them. Fix the path, the pattern ('*' stays in one folder, "
         "'**' also searches subfolders) or base_path."
     )
+    if "[" in pattern or "]" in pattern:
+        message += (
+            " In a pattern, '[...]' matches one character of a set: to match a name that "
+            f"holds brackets, escape them as '[[]' and '[]]' (glob.escape does it: "
+            f"{_escaped_folders(pattern)!r})."
+        )
     return DataFilesNotFoundError(message, pattern=pattern, searched=shown)
+
+
+def _escaped_folders(pattern: str) -> str:
+    """``pattern`` with brackets escaped in its folders (its last part is kept as written)."""
+    import glob
+
+    folder, _, name = pattern.rpartition("/")
+    return f"{glob.escape(folder)}/{name}" if folder else glob.escape(name)

@@ -7,13 +7,13 @@ import contextlib
 import os
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 import pyarrow as pa
 
 from dagster_ds.errors import SchemaMismatchError
 from dagster_ds.formats._file import file_url
-from dagster_ds.formats._io import AtomicOutput
+from dagster_ds.formats._io import AtomicOutput, FileObjectOutput
 
 
 class BatchWriter(abc.ABC):
@@ -26,8 +26,11 @@ class BatchWriter(abc.ABC):
     ``schema=``) fixes the schema; later batches are cast to it when their column
     names match, otherwise `SchemaMismatchError` is raised.
 
+    The target may also be a file object opened in binary mode: bytes then go
+    straight into it (it stays open, and a failed write cannot be taken back).
+
     Attributes:
-        url: The target file.
+        url: The target file (a file object's name).
         schema: The schema written, once known.
         rows_written: Rows written so far.
 
@@ -48,18 +51,24 @@ class BatchWriter(abc.ABC):
 
     def __init__(
         self,
-        url: str | os.PathLike[str],
+        url: str | os.PathLike[str] | BinaryIO,
         *,
         schema: pa.Schema | None = None,
         storage_options: Mapping[str, Any] | None = None,
     ) -> None:
-        self.url = file_url(url)
         self.schema: pa.Schema | None = None
         self.rows_written = 0
         self._closed = False
-        self._output = AtomicOutput(
-            self.url, storage_options, compression="infer" if self._stream_compression else None
-        )
+        self._output: AtomicOutput | FileObjectOutput
+        if isinstance(url, str | os.PathLike):
+            self._output = AtomicOutput(
+                file_url(url),
+                storage_options,
+                compression="infer" if self._stream_compression else None,
+            )
+        else:
+            self._output = FileObjectOutput(url, f"Writing {self.format}")
+        self.url = self._output.url
         self._file: Any = self._output.file
         if schema is not None:
             try:
@@ -94,6 +103,11 @@ class BatchWriter(abc.ABC):
             self._discard()
             raise
         self._output.commit()
+
+    @property
+    def bytes_written(self) -> int:
+        """The size of the finished file in bytes (0 until `close`)."""
+        return self._output.bytes_written
 
     def abort(self) -> None:
         """Drop the file being written; nothing appears under the target name."""

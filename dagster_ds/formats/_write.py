@@ -5,13 +5,14 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import pyarrow as pa
 
 from dagster_ds.errors import FormatOptionError, UnknownFormatError
 from dagster_ds.formats._csv_write import CsvWriter
 from dagster_ds.formats._infer import FORMATS, infer_format
+from dagster_ds.formats._io import is_file_object
 from dagster_ds.formats._ipc import ArrowIpcWriter
 from dagster_ds.formats._json_write import JsonWriter
 from dagster_ds.formats._parquet import ParquetWriter
@@ -29,7 +30,7 @@ _WRITERS: dict[str, type[BatchWriter]] = {
 
 
 def open_writer(
-    url: str | os.PathLike[str],
+    url: str | os.PathLike[str] | BinaryIO,
     format: str | None = None,
     *,
     schema: pa.Schema | None = None,
@@ -40,7 +41,8 @@ def open_writer(
 
     Args:
         url: Target path or fsspec URL; a ``.gz``, ``.bz2``, ``.zst`` or ``.xz``
-            suffix compresses CSV, JSON and text output.
+            suffix compresses CSV, JSON and text output. Or a file object opened
+            in binary mode, written in place (not atomically) and left open.
         format: ``"parquet"``, ``"json"``, ``"csv"``, ``"tsv"``, ``"text"`` or
             ``"arrow"``; inferred from the extension when None.
         schema: Schema of the file (default: the first batch's).
@@ -67,7 +69,14 @@ def open_writer(
         >>> type(writer).__name__, writer.rows_written
         ('JsonWriter', 3)
     """
-    path = os.fspath(url)
+    if is_file_object(url):
+        path = str(getattr(url, "name", "<file object>"))
+        if format is None and not isinstance(getattr(url, "name", None), str):
+            raise UnknownFormatError(
+                f"Cannot infer the format of the file object {url!r}; pass format=..."
+            )
+    else:
+        path = os.fspath(cast("str | os.PathLike[str]", url))
     fmt = format if format is not None else infer_format(path)
     writer = _WRITERS.get(fmt)
     if writer is None:
@@ -85,12 +94,13 @@ def open_writer(
                 f"The {fmt} writer does not accept {', '.join(map(repr, unknown))}; its "
                 f"options are {', '.join(sorted(accepted - {'schema', 'storage_options'}))}."
             )
-    return writer(path, schema=schema, storage_options=storage_options, **options)
+    target = url if is_file_object(url) else path
+    return writer(target, schema=schema, storage_options=storage_options, **options)
 
 
 def write_batches(
     batches: Iterable[pa.RecordBatch | pa.Table],
-    url: str | os.PathLike[str],
+    url: str | os.PathLike[str] | BinaryIO,
     format: str | None = None,
     *,
     schema: pa.Schema | None = None,

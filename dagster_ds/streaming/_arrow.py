@@ -3,7 +3,7 @@
 # pyright: reportUnknownMemberType=false, reportUnknownArgumentType=false
 # pyright: reportUnknownVariableType=false, reportUnknownParameterType=false
 # pyright: reportMissingTypeArgument=false, reportMissingTypeStubs=false
-"""Arrow helpers the operators share: rows to batches, stable types, schemas, masks, IPC."""
+"""Arrow helpers the operators share: stable types, schemas, masks, IPC."""
 
 from __future__ import annotations
 
@@ -12,53 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from dagster_ds.errors import IncompatibleFeaturesError, InvalidStateError, TransformOutputError
-from dagster_ds.features import Features
-
-
-def rows_to_batch(
-    rows: Sequence[Mapping[str, Any]], features: Features | None, where: str
-) -> pa.RecordBatch:
-    """A batch from Python rows; a column missing from some rows is None there (as the anchor)."""
-    names: dict[str, None] = {}
-    for row in rows:
-        names.update(dict.fromkeys(row))
-    columns = {name: [row.get(name) for row in rows] for name in names}
-    return columns_to_batch(columns, features, where)
-
-
-def columns_to_batch(
-    columns: Mapping[str, Any], features: Features | None, where: str
-) -> pa.RecordBatch:
-    """A batch from a dict of columns (lists or arrays), typed by ``features`` when given."""
-    if features is not None:
-        encoded = features.encode_batch(columns) if set(columns) == set(features) else columns
-        try:
-            return pa.RecordBatch.from_pydict(dict(encoded), schema=features.arrow_schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, KeyError) as error:
-            raise TransformOutputError(
-                f"{where}: the values do not fit the features {dict(features)}: {error}. "
-                "Fix the values or the features."
-            ) from error
-    arrays: dict[str, Any] = {}
-    for name, values in columns.items():
-        try:
-            arrays[str(name)] = (
-                values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
-            raise TransformOutputError(
-                f"{where}: the values of column {name!r} do not fit one Arrow type: {error}. "
-                "Give every value of a column the same type, or pass features=..."
-            ) from error
-    lengths = {name: len(values) for name, values in arrays.items()}
-    if len(set(lengths.values())) > 1:
-        raise TransformOutputError(
-            f"{where}: columns of unequal lengths {lengths}; every column of a batch must "
-            "have the same number of values."
-        )
-    return pa.RecordBatch.from_pydict(arrays)
 
 
 class TypeKeeper:
@@ -195,6 +151,27 @@ def group_rows(batch: pa.RecordBatch, batch_size: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
+def rows_differ(left: pa.RecordBatch, right: pa.RecordBatch, names: tuple[str, ...]) -> list[bool]:
+    """Row by row, whether ``left`` and ``right`` differ in any of the columns ``names``."""
+    result = [False] * left.num_rows
+    for name in names:
+        a, b = left.column(name), right.column(name)
+        equal = pc.equal(a, b)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+        same: Any = pc.or_(pc.fill_null(equal, pa.scalar(False)), both_null)
+        result = [
+            flag or not bool(value) for flag, value in zip(result, same.to_pylist(), strict=True)
+        ]
+    return result
+
+
+def group_runs(rows: pa.RecordBatch, starts: list[int]) -> pa.RecordBatch:
+    """``rows`` grouped into one row of lists per run (runs begin at ``starts``)."""
+    offsets = pa.array([*starts, rows.num_rows], pa.int32())
+    arrays = [pa.ListArray.from_arrays(offsets, column) for column in rows.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=rows.schema.names)
+
+
 def grouped_schema(schema: pa.Schema) -> pa.Schema:
     """The schema of `group_rows`'s output."""
     return pa.schema([pa.field(field.name, pa.list_(field.type)) for field in schema])
@@ -235,14 +212,6 @@ def parquet_schema(
         return schema
     kept = [schema.field(name) for name in columns if name in schema.names]
     return pa.schema(kept, metadata=schema.metadata)  # pyright: ignore[reportArgumentType]
-
-
-def file_size(url: str, storage_options: Mapping[str, Any] | None) -> int:
-    """The size of a written file, in bytes."""
-    import fsspec
-
-    fs, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-    return int(fs.size(path) or 0)
 
 
 def as_mask(result: Any, rows: int, where: str) -> pa.Array[Any]:

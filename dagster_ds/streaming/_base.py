@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import update_fingerprint
-from dagster_ds.streaming._format import Formatter
+from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._iteration import EpochCell
 from dagster_ds.streaming._node import Node
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, cast_table
+from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._base import StreamBase
 from dagster_ds.streaming._columns import (
     CastColumns,
@@ -16,7 +17,6 @@ from dagster_ds.streaming._columns import (
     check_columns,
     check_renames,
 )
-from dagster_ds.streaming._format import Formatter
 
 if TYPE_CHECKING:
     from dagster_ds.streaming._dataset import IterableDataset

@@ -10,8 +10,8 @@ import pyarrow as pa
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.formats import Filters, ResolvedFile
+from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._dataset import IterableDataset
-from dagster_ds.streaming._format import Formatter
 from dagster_ds.streaming._node import shard_indices
 from dagster_ds.streaming._shards import FileShard, TableShard
 from dagster_ds.streaming._source import ShardSource

@@ -6,17 +6,17 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow as pa
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import generate_random_fingerprint, update_fingerprint
+from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._column_ops import ColumnOperators
 from dagster_ds.streaming._columns import check_columns
 from dagster_ds.streaming._cursor import Cursor, start_position
-from dagster_ds.streaming._format import Formatter
 from dagster_ds.streaming._iteration import (
     Progress,
     check_pipeline,
@@ -423,7 +423,7 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def to_parquet(
         self,
-        path_or_buf: str | os.PathLike[str],
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         num_shards: int | None = None,
@@ -440,7 +440,7 @@ class IterableDataset(RowOperators, ColumnOperators):
         atomic: a failed export leaves no file.
 
         Args:
-            path_or_buf: Target path or fsspec URL.
+            path_or_buf: Target path or fsspec URL, or a file object opened in binary mode.
             batch_size: Rows read at a time (default: the stream's own batches).
             storage_options: Passed to the fsspec filesystem.
             num_shards: Write this many files instead of one.
@@ -473,7 +473,7 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def to_csv(
         self,
-        path_or_buf: str | os.PathLike[str],
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         num_shards: int | None = None,
@@ -502,7 +502,7 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def to_json(
         self,
-        path_or_buf: str | os.PathLike[str],
+        path_or_buf: str | os.PathLike[str] | BinaryIO,
         batch_size: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         num_shards: int | None = None,
@@ -547,14 +547,27 @@ class IterableDataset(RowOperators, ColumnOperators):
         """
         return self._table().to_pydict()
 
-    def to_pandas(self) -> pd.DataFrame:
+    def to_pandas(
+        self, batch_size: int | None = None, batched: bool = False
+    ) -> pd.DataFrame | Iterator[pd.DataFrame]:
         """Every example, as a pandas DataFrame (the whole stream in memory).
+
+        With ``batched``, one DataFrame per ``batch_size`` examples (default 1000), in
+        bounded memory, as the anchor.
 
         Example:
             >>> IterableDataset.from_dict({"a": [1, 2]}).to_pandas().shape
             (2, 1)
+            >>> [f.shape for f in IterableDataset.from_dict({"a": [1, 2, 3]}).to_pandas(2, True)]
+            [(2, 1), (1, 1)]
         """
+        if batched:
+            return self._frames(batch_size or 1000)
         return self._table().to_pandas()  # pyright: ignore[reportUnknownMemberType]
+
+    def _frames(self, batch_size: int) -> Iterator[pd.DataFrame]:
+        for table in self.with_format("arrow").iter(batch_size=batch_size):
+            yield table.to_pandas()  # pyright: ignore[reportUnknownMemberType]
 
     def _table(self) -> pa.Table:
         batches = list(self._record_batches())

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import pyarrow as pa
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.formats import open_writer
-from dagster_ds.streaming._arrow import file_size
+from dagster_ds.formats._io import is_file_object
 
 if TYPE_CHECKING:
     from dagster_ds.streaming._dataset import IterableDataset
@@ -22,7 +22,7 @@ ROW_GROUP_BYTES = 32 << 20
 def export(
     dataset: IterableDataset,
     format: str,
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | BinaryIO,
     *,
     batch_size: int | None,
     storage_options: Mapping[str, Any] | None,
@@ -30,11 +30,16 @@ def export(
     options: Mapping[str, Any],
 ) -> int:
     """Write ``dataset`` as ``format``; return the bytes written (all files together)."""
-    target = os.fspath(path)
     if format == "parquet" and "row_group_size" not in options:
         options = {"max_row_group_bytes": ROW_GROUP_BYTES, **options}
     if num_shards is None:
-        return _write(dataset, format, target, batch_size, storage_options, options)
+        return _write(dataset, format, path, batch_size, storage_options, options)
+    if is_file_object(path):
+        raise InvalidArgumentError(
+            f"to_{format}(num_shards={num_shards!r}) writes one file per shard, so it needs a "
+            f"path with an '{{index}}' placeholder, not the file object {path!r}."
+        )
+    target = os.fspath(cast("str | os.PathLike[str]", path))
     if num_shards < 1 or "{index" not in target:
         raise InvalidArgumentError(
             f"to_{format}(num_shards={num_shards!r}): writing one file per shard needs "
@@ -52,7 +57,7 @@ def export(
 def _write(
     dataset: IterableDataset,
     format: str,
-    url: str,
+    url: str | os.PathLike[str] | BinaryIO,
     batch_size: int | None,
     storage_options: Mapping[str, Any] | None,
     options: Mapping[str, Any],
@@ -64,7 +69,7 @@ def _write(
     ) as writer:
         for batch in _batches(dataset, batch_size):
             writer.write(batch)
-    return file_size(url, storage_options)
+    return writer.bytes_written
 
 
 def _batches(dataset: IterableDataset, batch_size: int | None) -> Iterator[pa.RecordBatch]:

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 
 from dagster_ds.features import Features, cast_table
-from dagster_ds.streaming._arrow import TypeKeeper, concat_batches
-from dagster_ds.streaming._calls import EXAMPLES_PER_CALL, FunctionCall, returned_input
+from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
+from dagster_ds.formatting._outputs import function_output, merge, per_example_output
+from dagster_ds.streaming._arrow import TypeKeeper
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import State, UnaryNode, field
-from dagster_ds.streaming._outputs import batch_output, example_outputs, merge
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,33 +52,17 @@ class MapNode(UnaryNode):
     def _apply(self, batch: pa.RecordBatch, index: int) -> pa.RecordBatch:
         where = f"examples {index} to {index + batch.num_rows - 1}"
         if self.call is None:
-            return merge(batch, None, self.remove_columns, where)
-        if self.batched:
+            output = None
+        elif self.batched:
             formatted, result = self.call.batched(batch, index)
-            output = batch_output(result, where)
-            identity = result is formatted
+            output = function_output(result, formatted, self.remove_columns, where)
         else:
             rows, results = self.call.per_example(batch, index)
-            output = _example_outputs(results, index, where)
-            identity = returned_input(rows, results)
-        if identity and output is not None:
-            output = output.drop_columns(
-                [name for name in self.remove_columns if name in output.schema.names]
-            )
-        return merge(batch, output, self.remove_columns, where)
+            output = per_example_output(rows, results, index, self.remove_columns, where)
+        merged = merge(batch, output, self.remove_columns, where)
+        assert isinstance(merged, pa.RecordBatch)
+        return merged
 
     @property
     def schema(self) -> pa.Schema | None:
         return self.features.arrow_schema if self.features is not None else None
-
-
-def _example_outputs(results: Sequence[Any], index: int, where: str) -> pa.RecordBatch | None:
-    """Outputs of a per-example function: dicts, or 1-row tables when the format is a table."""
-    if results and all(_is_table(result) for result in results):
-        pieces = [batch_output(result, where) for result in results]
-        return concat_batches([piece for piece in pieces if piece is not None])
-    return example_outputs(results, index)
-
-
-def _is_table(value: Any) -> bool:
-    return isinstance(value, pa.Table | pa.RecordBatch) or type(value).__name__ == "DataFrame"

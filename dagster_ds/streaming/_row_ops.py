@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, List
+from dagster_ds.formatting._calls import FunctionCall
 from dagster_ds.streaming._base import StreamBase
-from dagster_ds.streaming._batch import BatchNode
-from dagster_ds.streaming._calls import FunctionCall
+from dagster_ds.streaming._batch import BatchNode, RunBatchNode
 from dagster_ds.streaming._columns import check_columns
 from dagster_ds.streaming._filter import FilterNode
 from dagster_ds.streaming._limit import SkipNode, TakeNode
@@ -161,14 +161,33 @@ class RowOperators(StreamBase):
         }
         return self._derive(node, "filter", args)
 
-    def batch(self, batch_size: int, drop_last_batch: bool = False) -> IterableDataset:
+    def batch(
+        self,
+        batch_size: int | None = None,
+        by_column: str | Sequence[str] | None = None,
+        drop_last_batch: bool = False,
+    ) -> IterableDataset:
         """Group ``batch_size`` consecutive examples into one example of lists.
+
+        With ``by_column``, each run of consecutive examples with the same values in
+        those columns becomes one example, whatever its length (as the anchor).
 
         Example:
             >>> ds = IterableDataset.from_dict({"a": [1, 2, 3]})
             >>> list(ds.batch(2))
             [{'a': [1, 2]}, {'a': [3]}]
+            >>> list(IterableDataset.from_dict({"k": [1, 1, 2]}).batch(by_column="k"))
+            [{'k': [1, 1]}, {'k': [2]}]
         """
+        if by_column is not None:
+            return self._batch_runs(
+                (by_column,) if isinstance(by_column, str) else tuple(by_column)
+            )
+        if batch_size is None:
+            raise InvalidArgumentError(
+                "batch: pass batch_size (examples per batch) or by_column (columns whose "
+                "runs of equal values make a batch)."
+            )
         if batch_size < 1:
             raise InvalidArgumentError(
                 f"batch: batch_size must be a positive number of examples, got {batch_size!r}."
@@ -182,6 +201,17 @@ class RowOperators(StreamBase):
         node = BatchNode(self._node, batch_size=batch_size, drop_last_batch=drop_last_batch)
         args = {"batch_size": batch_size, "drop_last_batch": drop_last_batch}
         return self._derive(node, "batch", args, features=grouped)
+
+    def _batch_runs(self, by_column: tuple[str, ...]) -> IterableDataset:
+        self._check_known_columns(by_column, "batch(by_column=...)")
+        features = self.features
+        grouped = (
+            Features({name: List(feature) for name, feature in features.items()})
+            if features is not None
+            else None
+        )
+        node = RunBatchNode(self._node, by_column=by_column)
+        return self._derive(node, "batch", {"by_column": list(by_column)}, features=grouped)
 
     def shuffle(
         self, seed: int | None = None, generator: Any = None, buffer_size: int = 1000

@@ -32,9 +32,9 @@ def ds() -> Dataset:
 
 def test_exports_are_read_back_by_the_anchor(ds: Dataset, tmp_path: Path) -> None:
     subset = ds.select([2, 0])
-    assert subset.to_parquet(str(tmp_path / "d.parquet")) == 2
-    assert subset.to_csv(str(tmp_path / "d.csv")) == 2
-    assert subset.to_json(str(tmp_path / "d.jsonl")) == 2
+    assert subset.to_parquet(str(tmp_path / "d.parquet")) == (tmp_path / "d.parquet").stat().st_size
+    assert subset.to_csv(str(tmp_path / "d.csv")) == (tmp_path / "d.csv").stat().st_size
+    assert subset.to_json(str(tmp_path / "d.jsonl")) == (tmp_path / "d.jsonl").stat().st_size
     parquet = datasets.Dataset.from_parquet(str(tmp_path / "d.parquet"))
     assert parquet.to_list() == subset.to_list()
     label = parquet.features["label"]

@@ -110,7 +110,7 @@ def test_missing_columns_are_named(ds: Dataset) -> None:
 
 
 def test_non_dict_output_names_the_row(ds: Dataset) -> None:
-    with pytest.raises(TransformOutputError, match=r"returned int \(5\) for row 0"):
+    with pytest.raises(TransformOutputError, match=r"returned int \(5\) for example 0"):
         ds.map(lambda x: 5)
 
 

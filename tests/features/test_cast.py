@@ -258,7 +258,7 @@ def test_nested_errors_name_the_path_and_the_table_row() -> None:
             "its fields ['z'] are not in the features",
         ),
         (pa.array([datetime.date(2020, 1, 1)]), Value("int8"), "Arrow has no conversion"),
-        (pa.array([[1]]), ds.Json(), "only JSON text"),
+        (pa.array([datetime.date(2020, 1, 1)]), ds.Json(), "only JSON text"),
     ],
 )
 def test_impossible_casts_are_refused_for_the_types(

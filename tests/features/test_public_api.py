@@ -17,6 +17,7 @@ MODULES = [
     "dagster_ds.features",
     *(f"dagster_ds.features.{name}" for name in ("_dtypes", "_types", "_mapping", "_serialize")),
     *(f"dagster_ds.features.{name}" for name in ("_features", "_encode", "_checks", "_cast")),
+    "dagster_ds.features._composite",
 ]
 
 
@@ -25,6 +26,10 @@ def test_all_is_sorted_and_exactly_the_public_names() -> None:
     public = {name for name in vars(features) if not name.startswith("_")}
     assert set(features.__all__) == public
     assert features.__all__ == [
+        "Array2D",
+        "Array3D",
+        "Array4D",
+        "Array5D",
         "ClassLabel",
         "FeatureType",
         "Features",
@@ -32,6 +37,8 @@ def test_all_is_sorted_and_exactly_the_public_names() -> None:
         "LargeList",
         "List",
         "Sequence",
+        "Translation",
+        "TranslationVariableLanguages",
         "Value",
         "arrow_type_to_feature",
         "cast_array",

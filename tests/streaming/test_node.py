@@ -11,8 +11,8 @@ import pytest
 
 import dagster_ds.streaming as streaming_package
 from dagster_ds.features import Features, Value
-from dagster_ds.streaming._batch import BatchNode
-from dagster_ds.streaming._calls import FunctionCall
+from dagster_ds.formatting._calls import FunctionCall
+from dagster_ds.streaming._batch import BatchNode, RunBatchNode
 from dagster_ds.streaming._columns import CastColumns, RemoveColumns, RenameColumns, SelectColumns
 from dagster_ds.streaming._concat import EmptyNode, HorizontalConcat, VerticalConcat
 from dagster_ds.streaming._cursor import Cursor
@@ -59,6 +59,9 @@ NODES: dict[str, Callable[[], Node]] = {
     ),
     "FilterNode": lambda: FilterNode(source(), call=FunctionCall(lambda x: x["a"] % 3 != 0)),
     "BatchNode": lambda: BatchNode(source(), batch_size=3),
+    "RunBatchNode": lambda: RunBatchNode(
+        MapNode(source(), call=FunctionCall(lambda x: {"k": x["a"] // 5})), by_column=("k",)
+    ),
     "TakeNode": lambda: TakeNode(source(), n=23),
     "SkipNode": lambda: SkipNode(source(), n=9),
     "BufferShuffleNode": lambda: BufferShuffleNode(source(200, 4), buffer_size=7, seed=3),

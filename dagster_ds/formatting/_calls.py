@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import inspect
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-
-from dagster_ds.streaming._format import Formatter
+from dagster_ds.formatting._formatter import ArrowData, Formatter
 
 # Examples turned into Python objects at a time by per-example map and filter: small
 # enough to bound memory with large rows, large enough to amortise Arrow conversions.
@@ -26,32 +27,57 @@ class FunctionCall:
     fn_kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
     formatter: Formatter = field(default_factory=Formatter)
 
-    def per_example(self, batch: pa.RecordBatch, first_index: int) -> tuple[list[Any], list[Any]]:
+    def per_example(self, batch: ArrowData, first_index: int) -> tuple[list[Any], list[Any]]:
         """The formatted rows of ``batch`` and the function's result for each."""
         rows = self.formatter.rows(batch)
         function, kwargs, columns = self.function, self.fn_kwargs, self.input_columns
         if columns is None and not self.with_indices:
             if not kwargs:
-                return rows, list(map(function, rows))
-            return rows, [function(row, **kwargs) for row in rows]
+                return rows, awaited_all(list(map(function, rows)))
+            return rows, awaited_all([function(row, **kwargs) for row in rows])
         results: list[Any] = []
         for offset, row in enumerate(rows):
             args: list[Any] = [row] if columns is None else [row[name] for name in columns]
             if self.with_indices:
                 args.append(first_index + offset)
             results.append(function(*args, **kwargs))
-        return rows, results
+        return rows, awaited_all(results)
 
-    def batched(self, batch: pa.RecordBatch, first_index: int) -> tuple[Any, Any]:
+    def batched(self, batch: ArrowData, first_index: int) -> tuple[Any, Any]:
         """The formatted batch and the function's result for it."""
         formatted = self.formatter.batch(batch)
         columns = self.input_columns
         args: list[Any] = [formatted] if columns is None else [formatted[name] for name in columns]
         if self.with_indices:
             args.append(list(range(first_index, first_index + batch.num_rows)))
-        return formatted, self.function(*args, **self.fn_kwargs)
+        return formatted, awaited_all([self.function(*args, **self.fn_kwargs)])[0]
 
 
 def returned_input(inputs: Sequence[Any], results: Sequence[Any]) -> bool:
     """Whether the function returned (possibly changed) input objects rather than new ones."""
     return any(map(operator.is_, inputs, results))
+
+
+def awaited_all(results: list[Any]) -> list[Any]:
+    """``results`` with awaitables (what an ``async def`` function returns) awaited.
+
+    As the anchor, the calls of one batch of examples run concurrently on an event
+    loop; plain values are returned as they are (one check of the first result).
+    """
+    if not results or not inspect.isawaitable(results[0]):
+        return results
+
+    async def gather() -> list[Any]:
+        return list(await asyncio.gather(*(_as_awaitable(result) for result in results)))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(gather())
+    # Called from inside a running loop (a notebook): run ours on another thread.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, gather()).result()
+
+
+async def _as_awaitable(value: Awaitable[Any] | Any) -> Any:
+    return await value if inspect.isawaitable(value) else value

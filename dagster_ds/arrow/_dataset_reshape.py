@@ -1,0 +1,258 @@
+"""Reshaping methods of `Dataset`: batch, flatten, repeat, add_item, class_encode_column.
+
+Each is built on the cached primitives (`map`, `select`, `cast_column`,
+`concatenate_datasets`), so it is fingerprinted and cached as they are.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dagster_ds.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from dagster_ds.arrow._dataset import Dataset
+
+
+class ReshapeMethods:
+    """Mixed into `Dataset`: batch, flatten, repeat, add_item, class_encode_column."""
+
+    def batch(
+        self,
+        batch_size: int,
+        drop_last_batch: bool = False,
+        num_proc: int | None = None,
+        new_fingerprint: str | None = None,
+    ) -> Dataset:
+        """One row per ``batch_size`` rows: every column becomes a list of that many values.
+
+        Example:
+            >>> Dataset.from_dict({"a": [1, 2, 3]}).batch(2)["a"][:]
+            [[1, 2], [3]]
+        """
+        from dagster_ds.features import Features, List
+
+        dataset = _as_dataset(self)
+        if batch_size < 1:
+            raise InvalidArgumentError(
+                f"batch(batch_size={batch_size!r}): give a positive number of rows per batch."
+            )
+        features = Features({name: List(feature) for name, feature in dataset.features.items()})
+        grouped = dataset.with_format("arrow").map(
+            _grouped,
+            batched=True,
+            batch_size=batch_size,
+            drop_last_batch=drop_last_batch,
+            remove_columns=dataset.column_names,
+            features=features,
+            num_proc=num_proc,
+            new_fingerprint=new_fingerprint,
+            desc="Batching",
+        )
+        return _same_format(grouped, dataset)
+
+    def flatten(self, new_fingerprint: str | None = None, max_depth: int = 16) -> Dataset:
+        """Struct columns become one column per field, named ``column.field`` (as the anchor).
+
+        Example:
+            >>> Dataset.from_dict({"a": [{"b": 1, "c": "x"}]}).flatten().column_names
+            ['a.b', 'a.c']
+        """
+        dataset = _as_dataset(self)
+        features = dataset.features.flatten(max_depth=max_depth)
+        if list(features) == dataset.column_names:
+            return dataset
+        flat = dataset.with_format("arrow").map(
+            _flattened,
+            batched=True,
+            remove_columns=dataset.column_names,
+            features=features,
+            fn_kwargs={"max_depth": max_depth},
+            new_fingerprint=new_fingerprint,
+            desc="Flattening the dataset",
+        )
+        return _same_format(flat, dataset)
+
+    def repeat(self, num_times: int) -> Dataset:
+        """The rows ``num_times`` times over (an indices mapping: no data is copied).
+
+        Example:
+            >>> Dataset.from_dict({"a": [1, 2]}).repeat(2)["a"][:]
+            [1, 2, 1, 2]
+        """
+        dataset = _as_dataset(self)
+        if num_times < 0:
+            raise InvalidArgumentError(
+                f"repeat(num_times={num_times!r}): give 0 or more repetitions."
+            )
+        return dataset.select(list(range(len(dataset))) * num_times)
+
+    def add_item(self, item: Mapping[str, Any], new_fingerprint: str | None = None) -> Dataset:
+        """The dataset with one more row at the end, cast to the dataset's features.
+
+        Example:
+            >>> Dataset.from_dict({"a": [1]}).add_item({"a": 2})["a"][:]
+            [1, 2]
+        """
+        from dagster_ds.arrow._dataset import Dataset
+        from dagster_ds.combine import concatenate_datasets
+        from dagster_ds.errors import ColumnMismatchError
+
+        dataset = _as_dataset(self)
+        if set(item) != set(dataset.column_names):
+            raise ColumnMismatchError(
+                f"add_item: the item has the keys {sorted(item)} but the dataset the columns "
+                f"{dataset.column_names}; give a value for every column, and only those.",
+                missing=sorted(set(dataset.column_names) - set(item)),
+                extra=sorted(set(item) - set(dataset.column_names)),
+            )
+        row = Dataset.from_list([dict(item)], features=dataset.features)
+        result = concatenate_datasets([dataset, row])
+        if new_fingerprint is not None:
+            result._fingerprint = new_fingerprint  # pyright: ignore[reportPrivateUsage]
+        return _same_format(result, dataset)
+
+    def class_encode_column(self, column: str, include_nulls: bool = False) -> Dataset:
+        """The column's values become a `ClassLabel` whose names are its sorted distinct values.
+
+        Values that are not strings are turned into strings first, as the anchor does.
+        Nulls stay null (no label), or become the class ``"None"`` with ``include_nulls``.
+
+        Example:
+            >>> ds = Dataset.from_dict({"c": ["b", "a", "b"]}).class_encode_column("c")
+            >>> ds.features["c"].names, ds["c"][:]
+            (['a', 'b'], [1, 0, 1])
+        """
+        from dagster_ds.features import ClassLabel, Value
+
+        dataset = _as_dataset(self)
+        dataset._require_columns([column], "class_encode_column")  # pyright: ignore[reportPrivateUsage]
+        feature = dataset.features[column]
+        if isinstance(feature, ClassLabel):
+            return dataset
+        if not isinstance(feature, Value):
+            raise InvalidArgumentError(
+                f"class_encode_column({column!r}): the column is {feature}, not a Value; only "
+                "columns of plain values (strings, numbers, booleans) can be class-encoded."
+            )
+        texts = (
+            dataset if feature.dtype == "string" else dataset.cast_column(column, Value("string"))
+        )
+        if include_nulls:
+            texts = texts.map(
+                _nulls_as_text,
+                input_columns=[column],
+                fn_kwargs={"column": column},
+                batched=True,
+                desc="Encoding nulls",
+            )
+        values: pa.ChunkedArray = texts.with_format("arrow")[column]
+        names = sorted(value for value in pc.unique(values).to_pylist() if value is not None)
+        encoded = texts.cast_column(column, ClassLabel(names=names))
+        return _same_format(encoded, dataset)
+
+
+def _grouped(table: pa.Table) -> pa.Table:
+    offsets = pa.array([0, table.num_rows], pa.int32())
+    arrays = [
+        pa.ListArray.from_arrays(offsets, column.combine_chunks()) for column in table.columns
+    ]
+    return pa.Table.from_arrays(arrays, names=table.column_names)
+
+
+def _flattened(table: pa.Table, max_depth: int) -> pa.Table:
+    for _ in range(max_depth):
+        if not any(pa.types.is_struct(field.type) for field in table.schema):
+            break
+        table = table.flatten()
+    return table
+
+
+def _nulls_as_text(values: list[str | None], column: str) -> dict[str, list[str]]:
+    return {column: ["None" if value is None else value for value in values]}
+
+
+def _same_format(result: Dataset, source: Dataset) -> Dataset:
+    result._output_format = source._output_format.restricted_to(result.column_names)  # pyright: ignore[reportPrivateUsage]
+    return result
+
+
+def _as_dataset(mixin: object) -> Dataset:
+    return cast("Dataset", mixin)
+
+
+class LabelMethods:
+    """Mixed into `Dataset`: distinct values and label mappings."""
+
+    def unique(self, column: str) -> list[Any]:
+        """The column's distinct values, in order of first appearance.
+
+        Example:
+            >>> Dataset.from_dict({"a": [2, 1, 2]}).unique("a")
+            [2, 1]
+        """
+        dataset = _as_dataset(self)
+        dataset._require_columns([column], "unique")  # pyright: ignore[reportPrivateUsage]
+        values: pa.ChunkedArray = dataset.with_format("arrow")[column]
+        return pc.unique(values).to_pylist()
+
+    def align_labels_with_mapping(self, label2id: Mapping[str, int], label_column: str) -> Dataset:
+        """Renumber a `ClassLabel` column (or a list of them) to the ids of ``label2id``.
+
+        Names are matched case-insensitively, as the anchor does; the new names are
+        ``label2id``'s keys in id order.
+
+        Example:
+            >>> from dagster_ds import ClassLabel, Features
+            >>> labels = Features({"l": ClassLabel(names=["a", "b"])})
+            >>> ds = Dataset.from_dict({"l": [0, 1]}, features=labels)
+            >>> aligned = ds.align_labels_with_mapping({"B": 0, "A": 1}, "l")
+            >>> aligned["l"][:], aligned.features["l"].names
+            ([1, 0], ['B', 'A'])
+        """
+        from dagster_ds.features import ClassLabel, Features, List
+
+        dataset = _as_dataset(self)
+        dataset._require_columns([label_column], "align_labels_with_mapping")  # pyright: ignore[reportPrivateUsage]
+        feature = dataset.features[label_column]
+        inner = feature.feature if isinstance(feature, List) else feature
+        if not isinstance(inner, ClassLabel):
+            raise InvalidArgumentError(
+                f"align_labels_with_mapping: column {label_column!r} is {feature}; only a "
+                "ClassLabel column, or a list of ClassLabel, can be aligned."
+            )
+        ordered = sorted(label2id.items(), key=lambda item: item[1])
+        lowered = {name.lower(): index for name, index in label2id.items()}
+        missing = [name for name in inner.names if name.lower() not in lowered]
+        if missing:
+            raise InvalidArgumentError(
+                f"align_labels_with_mapping: the labels {missing} of column {label_column!r} "
+                f"are not in label2id ({sorted(label2id)}); give an id for every label."
+            )
+        lookup = pa.array([lowered[name.lower()] for name in inner.names], pa.int64())
+        label = ClassLabel(names=[name for name, _ in ordered])
+        features = Features(dataset.features)
+        features[label_column] = List(label) if isinstance(feature, List) else label
+        aligned = dataset.with_format("arrow").map(
+            _renumbered,
+            batched=True,
+            fn_kwargs={"column": label_column, "lookup": lookup},
+            features=features,
+            desc="Aligning the labels",
+        )
+        return _same_format(aligned, dataset)
+
+
+def _renumbered(table: pa.Table, column: str, lookup: pa.Array) -> pa.Table:
+    values: Any = table.column(column).combine_chunks()
+    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        flat = pc.take(lookup, values.values)
+        renumbered: Any = type(values).from_arrays(values.offsets, flat, mask=values.is_null())
+    else:
+        renumbered = pc.take(lookup, values)
+    return table.set_column(table.column_names.index(column), column, renumbered)

@@ -1,0 +1,201 @@
+"""The anchor's file constructors of `Dataset`: from_csv/json/parquet/text, from_file.
+
+Each is `load_dataset` of one format, so the result is cached by the files' content
+like any loaded split; ``from_file`` memory-maps an Arrow file as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow._dataset import Dataset
+    from dagster_ds.features import Features
+
+PathOrPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def _load(
+    kind: str,
+    path_or_paths: PathOrPaths,
+    split: str | None,
+    features: Features | None,
+    num_proc: int | None,
+    kwargs: dict[str, Any],
+) -> Dataset:
+    from dagster_ds.load import load_dataset
+
+    del num_proc  # reading streams batch by batch; there is nothing to spread
+    kwargs.pop("keep_in_memory", None)
+    kwargs.pop("cache_dir", None)
+    files: Any = (
+        os.fspath(path_or_paths)
+        if isinstance(path_or_paths, str | os.PathLike)
+        else [os.fspath(path) for path in path_or_paths]
+    )
+    name = split or "train"
+    return load_dataset(kind, data_files={name: files}, split=name, features=features, **kwargs)
+
+
+class SourceMethods:
+    """Mixed into `Dataset`: constructors from data files."""
+
+    @classmethod
+    def from_csv(
+        cls,
+        path_or_paths: PathOrPaths,
+        split: str | None = None,
+        features: Features | None = None,
+        cache_dir: str | None = None,
+        keep_in_memory: bool = False,
+        num_proc: int | None = None,
+        **kwargs: Any,
+    ) -> Dataset:
+        r"""A dataset from one or several CSV files (``kwargs``: `iter_csv_batches` options).
+
+        ``cache_dir`` and ``keep_in_memory`` are accepted for the anchor's sake: the
+        result lives in the dagster_ds cache (``$DAGSTER_DS_CACHE``).
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> path = tempfile.mkdtemp() + "/a.csv"
+            >>> _ = pathlib.Path(path).write_text("a,b\n1,x\n")
+            >>> Dataset.from_csv(path)[0]
+            {'a': 1, 'b': 'x'}
+        """
+        del cache_dir, keep_in_memory
+        return _load("csv", path_or_paths, split, features, num_proc, dict(kwargs))
+
+    @classmethod
+    def from_json(
+        cls,
+        path_or_paths: PathOrPaths,
+        split: str | None = None,
+        features: Features | None = None,
+        cache_dir: str | None = None,
+        keep_in_memory: bool = False,
+        field: str | None = None,
+        num_proc: int | None = None,
+        **kwargs: Any,
+    ) -> Dataset:
+        r"""A dataset from JSON Lines or JSON files (``field``: the key holding the records).
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> path = tempfile.mkdtemp() + "/a.jsonl"
+            >>> _ = pathlib.Path(path).write_text('{"a": 1}\n{"a": 2}\n')
+            >>> Dataset.from_json(path)["a"][:]
+            [1, 2]
+        """
+        del cache_dir, keep_in_memory
+        options = dict(kwargs)
+        if field is not None:
+            options["field"] = field
+        return _load("json", path_or_paths, split, features, num_proc, options)
+
+    @classmethod
+    def from_parquet(
+        cls,
+        path_or_paths: PathOrPaths,
+        split: str | None = None,
+        features: Features | None = None,
+        cache_dir: str | None = None,
+        keep_in_memory: bool = False,
+        columns: Sequence[str] | None = None,
+        num_proc: int | None = None,
+        **kwargs: Any,
+    ) -> Dataset:
+        """A dataset from Parquet files (only ``columns``, when given; ``filters=`` too).
+
+        Example:
+            >>> import tempfile
+            >>> path = tempfile.mkdtemp() + "/a.parquet"
+            >>> _ = Dataset.from_dict({"a": [1], "b": [2]}).to_parquet(path)
+            >>> Dataset.from_parquet(path, columns=["b"]).column_names
+            ['b']
+        """
+        del cache_dir, keep_in_memory
+        options = dict(kwargs)
+        if columns is not None:
+            options["columns"] = list(columns)
+        return _load("parquet", path_or_paths, split, features, num_proc, options)
+
+    @classmethod
+    def from_text(
+        cls,
+        path_or_paths: PathOrPaths,
+        split: str | None = None,
+        features: Features | None = None,
+        cache_dir: str | None = None,
+        keep_in_memory: bool = False,
+        num_proc: int | None = None,
+        **kwargs: Any,
+    ) -> Dataset:
+        r"""A dataset of one ``text`` column, a row per line of the text files.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> path = tempfile.mkdtemp() + "/a.txt"
+            >>> _ = pathlib.Path(path).write_text("hello\nworld\n")
+            >>> Dataset.from_text(path)["text"][:]
+            ['hello', 'world']
+        """
+        del cache_dir, keep_in_memory
+        return _load("text", path_or_paths, split, features, num_proc, dict(kwargs))
+
+    @classmethod
+    def from_file(
+        cls,
+        filename: str,
+        info: Any = None,
+        split: str | None = None,
+        indices_filename: str | None = None,
+        in_memory: bool = False,
+    ) -> Dataset:
+        """A dataset memory-mapped from an Arrow file (the anchor's cache files, ``data-*.arrow``).
+
+        The features come from ``info.features`` when given, else from the file's
+        schema metadata. ``indices_filename`` (an Arrow file with one ``indices``
+        column) selects and orders the rows.
+
+        Example:
+            >>> import glob, tempfile
+            >>> folder = tempfile.mkdtemp()
+            >>> Dataset.from_dict({"a": [1, 2]}).save_to_disk(folder)
+            >>> Dataset.from_file(glob.glob(folder + "/*.arrow")[0])["a"][:]
+            [1, 2]
+        """
+        from dagster_ds.features import features_from_schema_metadata
+
+        table = _read_arrow_file(filename, in_memory)
+        features: Features | None = getattr(info, "features", None)
+        if features is None:
+            features = features_from_schema_metadata(table.schema.metadata)
+        dataset = cast("type[Dataset]", cls)(table, features=features, split=split)
+        if indices_filename is None:
+            return dataset
+        indices = _read_arrow_file(indices_filename, in_memory).column(0).to_pylist()
+        return dataset.select(indices)
+
+
+def _read_arrow_file(filename: str, in_memory: bool) -> Any:
+    import pyarrow as pa
+
+    from dagster_ds.errors import MalformedFileError
+
+    path = os.fspath(filename)
+    source = pa.OSFile(path, "rb") if in_memory else pa.memory_map(path)
+    try:
+        try:
+            return pa.ipc.open_stream(source).read_all()
+        except pa.ArrowInvalid:
+            source.seek(0)
+            return pa.ipc.open_file(source).read_all()
+    except pa.ArrowInvalid as error:
+        raise MalformedFileError(
+            f"{filename!r} is not an Arrow IPC file (stream or file format): {error}. "
+            "Pass a file written by save_to_disk or the anchor's cache, or use load_dataset.",
+            path=str(filename),
+        ) from error

@@ -1,0 +1,91 @@
+"""DatasetDict.save_to_disk / load_from_disk in the anchor's layout.
+
+The folder holds ``dataset_dict.json`` (``{"splits": [...]}``) and one saved
+dataset folder per split. It is written under a temporary name, ``dataset_dict.json``
+last, and published by one move, so an interrupted save leaves nothing loadable.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import secrets
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+
+from dagster_ds.errors import NotASavedDatasetError
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow._dict import DatasetDict
+
+DICT_FILE = "dataset_dict.json"
+
+
+def save_dataset_dict(
+    splits: DatasetDict,
+    path: str,
+    max_shard_size: int | str | None,
+    num_shards: Mapping[str, int] | None,
+    num_proc: int | None,
+    storage_options: Mapping[str, Any] | None,
+) -> None:
+    """Write every split under ``path`` and publish the folder atomically."""
+    from dagster_ds.arrow._disk import _publish  # pyright: ignore[reportPrivateUsage]
+
+    fs, root = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
+    root = root.rstrip("/")
+    staging = f"{root}.saving-{secrets.token_hex(4)}"
+    fs.makedirs(staging, exist_ok=True)
+    try:
+        for name, split in splits.items():
+            target = posixpath.join(staging, name)
+            url = (
+                target
+                if fs.__class__.__name__ == "LocalFileSystem"
+                else fs.unstrip_protocol(target)
+            )
+            split.save_to_disk(
+                url,
+                max_shard_size=max_shard_size,
+                num_shards=(num_shards or {}).get(name),
+                num_proc=num_proc,
+                storage_options=storage_options,
+            )
+        with fs.open(posixpath.join(staging, DICT_FILE), "w") as file:
+            json.dump({"splits": list(splits)}, file)
+        _publish(fs, staging, root)
+    except BaseException:
+        if fs.exists(staging):
+            fs.rm(staging, recursive=True)
+        raise
+
+
+def load_dataset_dict(path: str, storage_options: Mapping[str, Any] | None) -> DatasetDict:
+    """The splits saved under ``path`` (ours or the anchor's)."""
+    from dagster_ds.arrow._dataset import Dataset
+    from dagster_ds.arrow._dict import DatasetDict
+
+    fs, root = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
+    listing = posixpath.join(root.rstrip("/"), DICT_FILE)
+    if not fs.exists(listing):
+        raise NotASavedDatasetError(
+            f"{path!r} holds no saved DatasetDict ({DICT_FILE} is missing): save_to_disk "
+            "never finished there, or it is a single Dataset (use Dataset.load_from_disk)."
+        )
+    names = json.loads(fs.cat_file(listing))["splits"]
+    return DatasetDict(
+        {
+            name: Dataset.load_from_disk(
+                posixpath.join(path.rstrip("/"), name), storage_options=storage_options
+            )
+            for name in names
+        }
+    )
+
+
+def is_saved_dataset_dict(path: str, storage_options: Mapping[str, Any] | None) -> bool:
+    """Whether ``path`` is a folder written by `DatasetDict.save_to_disk`."""
+    fs, root = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
+    return bool(fs.exists(posixpath.join(root.rstrip("/"), DICT_FILE)))

@@ -1,0 +1,77 @@
+"""Bad input gets an error naming the file and line, within bounded memory."""
+
+from __future__ import annotations
+
+import gzip
+import resource
+from pathlib import Path
+
+import pytest
+
+from dagster_ds import DataFilesNotFoundError, MalformedFileError, load_dataset
+
+
+def _nested(depth: int) -> str:
+    return '{"a": ' + "[" * (depth - 1) + "1" + "]" * (depth - 1) + "}"
+
+
+def test_deep_nesting_is_refused_with_the_line_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"a": 1}\n' * 3 + _nested(2000) + "\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(
+        MalformedFileError, match=r"deep.jsonl.*line 4.*nested more than 64"
+    ) as info:
+        load_dataset("json", data_files=str(path), split="train")
+    assert info.value.line == 4
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200_000
+    with pytest.raises(MalformedFileError, match="line 4"):
+        load_dataset("json", data_files=str(path), split="train", streaming=True).to_list()
+
+
+@pytest.mark.parametrize("depth", [65, 200])
+def test_depth_just_over_the_limit_is_refused_and_at_the_limit_loads(
+    tmp_path: Path, depth: int
+) -> None:
+    over, at = tmp_path / "over.jsonl", tmp_path / "at.jsonl"
+    over.write_text(_nested(depth) + "\n")
+    at.write_text(_nested(64) + '\n{"b": "' + "[" * 100 + '"}\n')
+    with pytest.raises(MalformedFileError, match=r"over\.jsonl"):
+        load_dataset("json", data_files=str(over), split="train")
+    assert load_dataset("json", data_files=str(at), split="train").num_rows == 2
+
+
+def test_a_deep_whole_json_document_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" + _nested(3000) + "]")
+    with pytest.raises(MalformedFileError, match=r"deep\.json.*nested"):
+        load_dataset("json", data_files=str(path), split="train")
+
+
+def test_non_utf8_json_lines_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "l1.jsonl"
+    path.write_bytes(b'{"a": "x"}\n{"a": "caf\xe9"}\n')
+    with pytest.raises(MalformedFileError, match=r"l1.jsonl.*line 2.*0xe9.*UTF-8") as info:
+        load_dataset("json", data_files=str(path), split="train")
+    assert info.value.line == 2
+
+
+@pytest.mark.parametrize("kind", ["fake", "truncated"])
+def test_a_bad_gzip_file_is_named(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "train.jsonl.gz"
+    data = gzip.compress(b'{"a": 1}\n' * 5000)
+    path.write_bytes(b"not gzip at all" if kind == "fake" else data[: len(data) // 2])
+    with pytest.raises(MalformedFileError, match=r"train.jsonl.gz.*not a valid gzip file"):
+        load_dataset("json", data_files=str(path), split="train")
+
+
+def test_a_glob_through_a_folder_with_brackets_says_how_to_escape(tmp_path: Path) -> None:
+    folder = tmp_path / "data[1]"
+    folder.mkdir()
+    (folder / "a.csv").write_text("a\n1\n")
+    pattern = f"{folder}/*.csv"
+    with pytest.raises(DataFilesNotFoundError, match=r"escape them as '\[\[\]' and '\[\]\]'"):
+        load_dataset("csv", data_files=pattern, split="train")
+    escaped = f"{tmp_path}/data[[]1]/*.csv"
+    assert load_dataset("csv", data_files=escaped, split="train").num_rows == 1
