@@ -1,0 +1,162 @@
+"""Incremental refresh: append 1 of 100 files, then load + map again, in one run.
+
+100 JSON Lines files of 10,000 rows (text), a batched map with a Python
+function. After the first full run, one file is appended and the same load +
+map runs again:
+
+- dagster_ds (incremental): one shard per file, so only the new file is read
+  and mapped; the other 100 shards come from the cache. The in-process memo of
+  file digests is cleared first, as in a new process (every file is hashed);
+- dagster_ds (full recompute): the same 101 files into an empty cache;
+- datasets: its fingerprint of the data files changes, so it reads and maps all;
+- raw pyarrow: read all 101 files and run the function over every batch.
+
+Also printed: the bytes each cache holds after the first run and what the
+refresh added, and the bytes a map adding one int column stores for a text
+dataset of ``BENCH_INCREMENTAL_TEXT_MB`` (default 200) MB. Run: ``make bench``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORK = Path(tempfile.mkdtemp(prefix="bench-incremental-"))
+os.environ["HF_DATASETS_CACHE"] = str(WORK / "hf-cache")
+os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+os.environ["DAGSTER_DS_DISABLE_PROGRESS_BARS"] = "1"
+sys.path.insert(0, str(HERE))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.json as pajson  # noqa: E402
+
+FILES = 100
+ROWS = 10_000
+TEXT_MB = int(os.environ.get("BENCH_INCREMENTAL_TEXT_MB", "200"))
+
+
+def measure(batch: dict[str, list]) -> dict[str, list]:
+    """The Python function every side maps (batched)."""
+    return {"words": [len(text.split()) for text in batch["text"]]}
+
+
+def _write(folder: Path, index: int, rows: int = ROWS) -> None:
+    lines = (
+        json.dumps({"id": index * rows + row, "text": f"file {index} row {row} " * (1 + row % 4)})
+        for row in range(rows)
+    )
+    (folder / f"part-{index:04d}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _size(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def _timed(function: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def _ours(pattern: str, cache: Path) -> None:
+    from dagster_ds import load_dataset
+    from dagster_ds.cache import cache_root
+
+    with cache_root(str(cache)):
+        load_dataset("json", data_files=pattern, split="train").map(measure, batched=True)
+
+
+def _anchor(pattern: str) -> None:
+    import datasets
+
+    datasets.load_dataset("json", data_files=pattern, split="train").map(measure, batched=True)
+
+
+def _raw(folder: Path) -> None:
+    for path in sorted(folder.glob("*.jsonl")):
+        table = pajson.read_json(path)
+        for batch in table.to_batches(1000):
+            measure({"text": batch.column("text").to_pylist()})
+
+
+def _forget_file_digests() -> None:
+    from dagster_ds.formats import _fingerprint
+
+    _fingerprint._memo.clear()  # pyright: ignore[reportPrivateUsage]
+
+
+def _column_bytes(megabytes: int) -> tuple[int, int]:
+    """(bytes of the text dataset, bytes a map adding one int64 column stored)."""
+    from dagster_ds import Dataset
+    from dagster_ds.cache import CacheStore, cache_root
+
+    rows = megabytes * 1_000_000 // 120
+    text = pa.array([("x" * 100) + str(i) for i in range(rows)])
+    with cache_root(str(WORK / "columns")):
+        base = Dataset(pa.table({"text": text})).flatten_indices()  # the text, a cache entry
+        before = sum(info.size for info in CacheStore().ls())
+        base.map(lambda batch: {"length": [len(t) for t in batch["text"]]}, batched=True)
+        after = sum(info.size for info in CacheStore().ls())
+    return before, after - before
+
+
+def main() -> None:
+    import datasets
+
+    del datasets  # imported once here, so its import time is not in the anchor's figure
+    source = WORK / "source"
+    source.mkdir()
+    for index in range(FILES):
+        _write(source, index)
+    pattern = str(source / "*.jsonl")
+    ours_cache, full_cache = WORK / "ours", WORK / "full"
+
+    first_ours = _timed(lambda: _ours(pattern, ours_cache))
+    first_anchor = _timed(lambda: _anchor(pattern))
+    stored_ours, stored_anchor = _size(ours_cache), _size(WORK / "hf-cache")
+
+    _write(source, FILES)  # the 101st file
+    _forget_file_digests()
+    refresh_ours = _timed(lambda: _ours(pattern, ours_cache))
+    refresh_anchor = _timed(lambda: _anchor(pattern))
+    _forget_file_digests()
+    full_ours = _timed(lambda: _ours(pattern, full_cache))
+    raw = _timed(lambda: _raw(source))
+    added_ours = _size(ours_cache) - stored_ours
+    added_anchor = _size(WORK / "hf-cache") - stored_anchor
+
+    print(f"\nIncremental refresh: {FILES} files x {ROWS} rows, then 1 appended (one process)")
+    print(f"{'case':<44} {'seconds':>9} {'vs our full':>12}")
+    for case, seconds in (
+        ("first run, dagster_ds", first_ours),
+        ("first run, datasets", first_anchor),
+        ("refresh, dagster_ds (incremental)", refresh_ours),
+        ("refresh, dagster_ds (full recompute)", full_ours),
+        ("refresh, datasets (recomputes all)", refresh_anchor),
+        ("raw pyarrow over all 101 files", raw),
+    ):
+        print(f"{case:<44} {seconds:>8.3f}s {seconds / full_ours:>11.1%}")
+    print(f"\n{'storage':<44} {'bytes':>12} {'refresh adds':>13}")
+    print(f"{'dagster_ds cache':<44} {stored_ours:>12,} {added_ours / stored_ours:>12.1%}")
+    print(f"{'datasets cache':<44} {stored_anchor:>12,} {added_anchor / stored_anchor:>12.1%}")
+    print(
+        f"\nrefresh / full recompute: {refresh_ours / full_ours:.1%} (target <= 5%); "
+        f"storage per refresh: +{added_ours / stored_ours:.1%} (target <= 5%)"
+    )
+    text_bytes, column_bytes = _column_bytes(TEXT_MB)
+    print(
+        f"map adding one int64 column to {text_bytes / 1e6:,.0f} MB of text stores "
+        f"{column_bytes / 1e6:,.1f} MB ({column_bytes / text_bytes:.1%})"
+    )
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
