@@ -72,6 +72,7 @@ class Dataset(
         )
         self._output_format = OutputFormat()
         self._lineage: tuple[LineageStep, ...] = ()
+        arrow_table = with_features_metadata(arrow_table, self._features)
         self._set_rows((Shard(self._fingerprint, arrow_table),), None, ())
 
     # -- construction ----------------------------------------------------

@@ -257,12 +257,8 @@ def shard_table(
 
 
 def holds(store: CacheStore, entry: CacheEntry) -> bool:
-    """Whether ``store`` holds ``entry`` itself (same key and manifest), not a namesake."""
-    found = store.lookup(entry.key)
-    if found is None:
-        return False
-    with found:
-        return found.manifest == entry.manifest
+    """Whether ``entry`` is an entry of ``store`` (it is held open, so it is still there)."""
+    return store.holds(entry)
 
 
 def open_table_shard(entry: CacheEntry, store: CacheStore) -> tuple[Shard, Features] | None:
@@ -270,8 +266,8 @@ def open_table_shard(entry: CacheEntry, store: CacheStore) -> tuple[Shard, Featu
 
     None when the entry keeps some columns in a base entry that is gone.
     """
-    features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
     metadata = entry.metadata
+    features = Features.from_yaml_list(metadata["features"])  # type: ignore[arg-type]
     if "base" in metadata:
         whole = with_base(read_table(entry), metadata, store)
         if whole is None:

@@ -82,6 +82,10 @@ class CacheEntry:
         """Where the entry's folder is (a path, or a path inside the store's filesystem)."""
         return self._layout.entry(self._key)
 
+    def in_store(self, url: str) -> bool:
+        """Whether the entry belongs to the store whose root is ``url``."""
+        return self._layout.storage.url == url
+
     @property
     def closed(self) -> bool:
         """Whether `close` was called (the lease is released)."""

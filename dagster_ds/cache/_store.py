@@ -173,6 +173,16 @@ class CacheStore:
             return None
         return self._reader.open(key)
 
+    def holds(self, entry: CacheEntry) -> bool:
+        """Whether ``entry`` is an entry of this store (not of another one with the same key).
+
+        Example:
+            >>> store = CacheStore("memory://holds-doc")
+            >>> store.holds(store.get_or_create("5" * 32, lambda w: None))
+            True
+        """
+        return entry.in_store(self._storage.url) and not self._random_names
+
     # -- writing ---------------------------------------------------------------------------
 
     def writer(
