@@ -368,3 +368,26 @@ def test_cache_gc_keep_versions_from_the_command_line_keeps_the_latest(
     latest_fp = metadata_value(latest(instance, "doubled"), "dagster_ds/fingerprint")
     assert kept["fingerprint"] == latest_fp
     assert store.load(dg.AssetKey("doubled"), latest_fp)["twice"][:2] == [600, 602]
+
+
+def test_hash_explain_takes_asset_fingerprints_and_their_prefixes(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    from click.testing import CliRunner
+
+    from dagster_ds.cli import main
+
+    storage = tmp_path / "storage"
+    _materialize(build(str(corpus)).all, instance, storage)
+    old = metadata_value(latest(instance, "tokens"), "dagster_ds/fingerprint")
+    old_content = data_version(instance, "tokens")
+    _materialize(build(str(corpus), separator="o").all, instance, storage)
+    new = metadata_value(latest(instance, "tokens"), "dagster_ds/fingerprint")
+    assert new != old
+    for first, second in ((old[:8], new[:8]), (old_content, new)):
+        result = CliRunner().invoke(main, ["hash", "explain", first, second, "--dir", str(storage)])
+        assert result.exit_code == 0, result.output
+        assert "argument 'transform'" in result.output  # the transform hash changed
+    result = CliRunner().invoke(main, ["hash", "explain", "0123", new, "--dir", str(storage)])
+    assert result.exit_code != 0
+    assert "at least 6 characters" in result.output
