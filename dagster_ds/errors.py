@@ -43,7 +43,8 @@ inherits that builtin too::
     │   ├── CacheWriterError (ValueError)           an entry writer was misused
     │   ├── CacheFileNotFoundError (KeyError)       an entry has no file of that name
     │   ├── CacheFormatError (ValueError)           an entry's manifest format is unsupported
-    │   └── CacheLockTimeoutError (TimeoutError)    waited too long for a fingerprint's lock
+    │   ├── CacheLockTimeoutError (TimeoutError)    waited too long for a fingerprint's lock
+    │   └── CacheStorageError (OSError)             writing an entry failed (e.g. disk full)
     ├── OrchestrationError                          a dataset asset, source or resource failed
     │   ├── DatasetAssetDefinitionError (ValueError)  a dataset asset or source is declared wrongly
     │   ├── DatasetAssetOutputError (TypeError)     a transform returned something not a dataset
@@ -378,6 +379,10 @@ class CacheFormatError(CacheError, ValueError):
 
 class CacheLockTimeoutError(CacheError, TimeoutError):
     """Waiting for another process building the same fingerprint took too long."""
+
+
+class CacheStorageError(CacheError, OSError):
+    """Writing an entry's file failed (a full disk, a lost mount): nothing was published."""
 
 
 class OrchestrationError(DagsterDsError):

@@ -10,6 +10,8 @@ changes until the commit, so an exception or a killed process leaves only
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import re
 import threading
@@ -23,7 +25,7 @@ from dagster_ds.cache._json import JSONValue
 from dagster_ds.cache._layout import RESERVED_NAMES
 from dagster_ds.cache._manifest import FileRecord, Manifest, check_metadata, now_iso
 from dagster_ds.cache._storage import Storage
-from dagster_ds.errors import CacheWriterError
+from dagster_ds.errors import CacheError, CacheStorageError, CacheWriterError
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -36,6 +38,20 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=-]{0,199}")
 Publisher = Callable[[str, Manifest, bytes], "CacheEntry"]
 
 
+def storage_error(path: str, error: OSError) -> CacheStorageError:
+    """The error that says which cache file could not be written, and what to do."""
+    hint = (
+        " The disk is full: free space (dagster-ds cache gc --max-size ...) or move the cache."
+        if error.errno == errno.ENOSPC
+        else ""
+    )
+    return CacheStorageError(
+        error.errno or 0,
+        f"Could not write the cache file {path!r}: {error.strerror or error}.{hint} Nothing "
+        "was published; what was written is removed, and earlier entries are intact.",
+    )
+
+
 class _HashingFile(io.BufferedIOBase):
     """A write-only file that hashes what goes through it and fsyncs on close."""
 
@@ -45,11 +61,13 @@ class _HashingFile(io.BufferedIOBase):
         storage: Storage,
         name: str,
         on_close: Callable[[FileRecord], None],
+        path: str = "",
     ) -> None:
         super().__init__()
         self._raw = raw
         self._storage = storage
         self._name = name
+        self._path = path or name
         self._on_close: Callable[[FileRecord], None] | None = on_close
         self._hasher = xxhash.xxh3_128()
         self._size = 0
@@ -61,7 +79,10 @@ class _HashingFile(io.BufferedIOBase):
         if self.closed:
             raise ValueError(f"write to closed cache file {self._name!r}")
         view = memoryview(buffer).cast("B")
-        self._raw.write(view)
+        try:
+            self._raw.write(view)
+        except OSError as error:
+            raise storage_error(self._path, error) from error
         self._hasher.update(view)
         self._size += len(view)
         return len(view)
@@ -79,11 +100,15 @@ class _HashingFile(io.BufferedIOBase):
         try:
             on_close, self._on_close = self._on_close, None
             if on_close is not None:
-                self._storage.sync(self._raw)
-                self._raw.close()
+                try:
+                    self._storage.sync(self._raw)
+                    self._raw.close()
+                except OSError as error:
+                    raise storage_error(self._path, error) from error
                 on_close(FileRecord(self._name, self._size, self._hasher.hexdigest()))
         finally:
-            self._raw.close()
+            with contextlib.suppress(OSError):  # (already reported, or being discarded)
+                self._raw.close()
             super().close()
 
     def discard(self) -> None:
@@ -186,8 +211,12 @@ class EntryWriter:
                     f"The cache file {name!r} of entry {self._fingerprint!r} was already opened; "
                     "each file is written once, through a single open()."
                 )
-            raw = self._storage.open_write(self._storage.child(self._folder, name))
-            file = _HashingFile(raw, self._storage, name, self._closed)
+            path = self._storage.child(self._folder, name)
+            try:
+                raw = self._storage.open_write(path)
+            except OSError as error:
+                raise storage_error(path, error) from error
+            file = _HashingFile(raw, self._storage, name, self._closed, path)
             self._open[name] = file
             return file
 
@@ -233,7 +262,12 @@ class EntryWriter:
                 records = tuple(self._records[name] for name in sorted(self._records))
                 self._state = "committed"
             manifest = Manifest(self._fingerprint, records, now_iso(), self._metadata)
-            self._entry = self._publish(self._folder, manifest, manifest.to_bytes())
+            try:
+                self._entry = self._publish(self._folder, manifest, manifest.to_bytes())
+            except CacheError:
+                raise
+            except OSError as error:
+                raise storage_error(self._folder, error) from error
         except BaseException:
             self._state = "writing"
             self.abort()

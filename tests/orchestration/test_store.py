@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -391,3 +392,55 @@ def test_hash_explain_takes_asset_fingerprints_and_their_prefixes(
     result = CliRunner().invoke(main, ["hash", "explain", "0123", new, "--dir", str(storage)])
     assert result.exit_code != 0
     assert "at least 6 characters" in result.output
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 4 MiB file system (tmpfs), so a write can fail with 'No space left on device'."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root and mount(8)")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_fails_clearly_and_loses_nothing(
+    tmp_path: Path, instance: dg.DagsterInstance, small_disk: Path
+) -> None:
+    data = write_jsonl(tmp_path / "docs.jsonl", [{"text": f"row {i} " * 40} for i in range(30_000)])
+    docs = dataset_source("docs", "json", data_files=str(data))
+
+    @dataset_asset
+    def measured(docs: Dataset) -> Dataset:
+        return docs.map(lambda batch: {"n": [len(t) for t in batch["text"]]}, batched=True)
+
+    resources = {"io_manager": DatasetIOManager(base_dir=str(small_disk / "store"))}
+    result = dg.materialize(
+        [docs, measured], instance=instance, resources=resources, raise_on_error=False
+    )
+    assert not result.success
+    (failure,) = [event for event in result.all_events if event.is_step_failure]
+    message = str(failure.event_specific_data)
+    assert "No space left on device" in message
+    assert str(small_disk / "store") in message  # names the path
+    assert "disk is full" in message
+    store = DatasetStore(str(small_disk / "store"))
+    assert store.versions(dg.AssetKey("measured")) == []  # nothing half-stored
+    assert store.cache.verify().ok
+    assert not any((small_disk / "store" / "tmp").iterdir())  # no garbage left behind
+
+    subprocess.run(["mount", "-o", "remount,size=256m", str(small_disk)], check=True)
+    assert dg.materialize([docs, measured], instance=instance, resources=resources).success
+    fingerprint = metadata_value(latest(instance, "measured"), "dagster_ds/fingerprint")
+    assert len(store.load(dg.AssetKey("measured"), fingerprint)) == 30_000
