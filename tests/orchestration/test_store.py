@@ -444,3 +444,64 @@ def test_a_full_disk_fails_clearly_and_loses_nothing(
     assert dg.materialize([docs, measured], instance=instance, resources=resources).success
     fingerprint = metadata_value(latest(instance, "measured"), "dagster_ds/fingerprint")
     assert len(store.load(dg.AssetKey("measured"), fingerprint)) == 30_000
+
+
+SAME_VERSION = """
+import sys
+import dagster as dg
+from dagster_ds import Dataset
+from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
+
+LOG = {log!r}
+numbers = dataset_source("numbers", "json", data_files={data!r})
+
+
+def slow_square(batch):
+    import time
+
+    time.sleep(0.2)
+    with open(LOG, "a") as log:
+        log.write(f"{{len(batch['n'])}}\\n")
+    return {{"square": [n * n for n in batch["n"]]}}
+
+
+@dataset_asset
+def squared(numbers: Dataset) -> Dataset:
+    return numbers.map(slow_square, batched=True, batch_size=100)
+
+
+with dg.DagsterInstance.get() as instance:
+    result = dg.materialize(
+        [numbers, squared],
+        instance=instance,
+        resources={{"io_manager": DatasetIOManager(base_dir={storage!r})}},
+    )
+    assert result.success
+"""
+
+
+@pytest.mark.slow
+def test_two_runs_needing_the_same_version_compute_it_once(
+    tmp_path: Path, dagster_home: Path
+) -> None:
+    data = write_jsonl(tmp_path / "numbers.jsonl", [{"n": n} for n in range(1_000)])
+    log = tmp_path / "computed.log"
+    script = SAME_VERSION.format(log=str(log), data=str(data), storage=str(tmp_path / "s"))
+    env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "PYTHONPATH": str(REPO_ROOT)}
+    runs = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    for run in runs:
+        _, err = run.communicate(timeout=240)
+        assert run.returncode == 0, err[-3000:]
+    assert sum(int(line) for line in log.read_text().split()) == 1_000  # once, not twice
+    with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
+        records = instance.fetch_materializations(dg.AssetKey("squared"), limit=10).records
+        versions = {
+            record.asset_materialization.tags["dagster/data_version"]
+            for record in records
+            if record.asset_materialization is not None and record.asset_materialization.tags
+        }
+        assert len(records) == 2
+        assert len(versions) == 1
