@@ -74,7 +74,8 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
             texts = {
                 entry["label"]: entry.get("text") for entry in materialization["metadataEntries"]
             }
-            assert texts["dagster_ds/fingerprint"] == node["dataVersion"], key
+            assert texts["dagster_ds/content_fingerprint"] == node["dataVersion"], key
+            assert texts["dagster_ds/fingerprint"] != node["dataVersion"], key  # the recipe
             assert texts["dagster_ds/cache"] == "hit"
             assert "dagster/row_count" in texts
             assert "dagster/column_schema" in texts
