@@ -95,14 +95,19 @@ class Layout:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
 
+    @staticmethod
+    def entry_parts(key: str) -> tuple[str, str, str]:
+        """The folders from the root down to an entry's folder."""
+        return ("objects", key[:2], key)
+
     def entry(self, key: str) -> str:
-        return self.storage.join("objects", key[:2], key)
+        return self.storage.join(*self.entry_parts(key))
 
     def entry_file(self, key: str, name: str) -> str:
-        return self.storage.join("objects", key[:2], key, name)
+        return self.storage.join(*self.entry_parts(key), name)
 
     def entry_parent(self, key: str) -> str:
-        return self.storage.join("objects", key[:2])
+        return self.storage.join(*self.entry_parts(key)[:2])
 
     @property
     def tmp(self) -> str:

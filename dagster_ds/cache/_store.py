@@ -173,6 +173,15 @@ class CacheStore:
             return None
         return self._reader.open(key)
 
+    def entry_url(self, key: str) -> str:
+        """Where the entry under ``key`` is (or would be), as a path or URL under `root`.
+
+        Example:
+            >>> CacheStore("memory://url-doc").entry_url("ab" * 16)
+            'memory://url-doc/objects/ab/abababababababababababababababab'
+        """
+        return "/".join((self.root.rstrip("/"), *Layout.entry_parts(key)))
+
     def holds(self, entry: CacheEntry) -> bool:
         """Whether ``entry`` is an entry of this store (not of another one with the same key).
 

@@ -166,8 +166,7 @@ class DatasetStore(dg.IOManager):
 
     def path_for(self, asset_key: dg.AssetKey, fingerprint: str) -> str:
         """Where that version's manifest is (or would be) stored."""
-        key = self.version_key(asset_key, fingerprint)
-        return f"{self.root.rstrip('/')}/objects/{key[:2]}/{key}"
+        return self.cache.entry_url(self.version_key(asset_key, fingerprint))
 
     def contains(self, asset_key: dg.AssetKey, fingerprint: str) -> bool:
         """Whether that version is completely stored and intact (damaged: quarantined, False)."""
