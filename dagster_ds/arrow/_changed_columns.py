@@ -19,7 +19,12 @@ import pyarrow as pa
 from dagster_ds.arrow._entries import TableSink
 
 if TYPE_CHECKING:
+    from dagster_ds.arrow._shards import Shard
     from dagster_ds.cache import CacheEntry, CacheStore
+
+
+#: The manifest metadata keys that say how an entry joins its base entry.
+BASE_KEYS = ("base", "base_columns", "column_order")
 
 
 class LayoutChanged(Exception):  # an internal signal, never raised to users
@@ -93,10 +98,12 @@ def _same_array(output: pa.ChunkedArray, source: pa.ChunkedArray) -> bool:
 
 
 def with_base(
-    table: pa.Table, metadata: dict[str, Any], store: CacheStore
+    table: pa.Table, metadata: dict[str, Any], store: CacheStore, known: Shard | None = None
 ) -> tuple[pa.Table, tuple[CacheEntry, ...]] | None:
     """``table`` (the stored columns) with its base entry's columns; None if the base is gone.
 
+    ``known``: a shard already open (the map's input), used as the base when it
+    is the base's whole entry, instead of opening that entry again.
     Returns the whole table and the base entries it holds open.
     """
     from dagster_ds.arrow._results import open_table_shard
@@ -104,14 +111,23 @@ def with_base(
     base_key = metadata.get("base")
     if not isinstance(base_key, str):
         return table, ()
-    base_entry = store.lookup(base_key)
-    if base_entry is None:
-        return None
-    opened = open_table_shard(base_entry, store)
-    if opened is None:
-        base_entry.close()
-        return None
-    base, _ = opened
+    if (
+        known is not None
+        and known.indices is None
+        and known.table_entry is not None
+        and known.table_entry.key == base_key
+        and store.holds(known.table_entry)
+    ):
+        base = known
+    else:
+        base_entry = store.lookup(base_key)
+        if base_entry is None:
+            return None
+        opened = open_table_shard(base_entry, store)
+        if opened is None:
+            base_entry.close()
+            return None
+        base, _ = opened
     columns = {name: table.column(name) for name in table.column_names}
     for name in metadata["base_columns"]:
         columns[name] = base.table.column(name)

@@ -133,7 +133,7 @@ def run_shards(
     results: list[tuple[Shard, Features]] = []
     for shard, start, transform in pieces:
         entry = found[transform.fingerprint]
-        opened = open_table_shard(entry, store) if entry is not None else None
+        opened = open_table_shard(entry, store, shard) if entry is not None else None
         if opened is None:  # evicted or damaged since: compute it here
             opened = shard_table(
                 transform,

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dagster_ds.arrow._changed_columns import ChangedColumnsSink, LayoutChanged, with_base
+from dagster_ds.arrow._changed_columns import (
+    BASE_KEYS,
+    ChangedColumnsSink,
+    LayoutChanged,
+    with_base,
+)
 from dagster_ds.arrow._entries import TableSink, read_indices, read_table, write_indices
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
@@ -242,7 +247,7 @@ def shard_table(
     except LayoutChanged:  # the map kept other columns in other batches: store it whole
         referencing = False
         entry = build_entry()
-    opened = open_table_shard(entry, store)
+    opened = open_table_shard(entry, store, base)
     if opened is None:  # it keeps columns in a base entry that is gone: compute it whole
         entry.close()
         store.remove(transform.fingerprint, force=True)
@@ -261,15 +266,18 @@ def holds(store: CacheStore, entry: CacheEntry) -> bool:
     return store.holds(entry)
 
 
-def open_table_shard(entry: CacheEntry, store: CacheStore) -> tuple[Shard, Features] | None:
+def open_table_shard(
+    entry: CacheEntry, store: CacheStore, known: Shard | None = None
+) -> tuple[Shard, Features] | None:
     """The shard a table entry holds, memory-mapped, and its features.
 
+    ``known``: an open shard that may be the entry's base (see `with_base`).
     None when the entry keeps some columns in a base entry that is gone.
     """
-    metadata = entry.metadata
-    features = Features.from_yaml_list(metadata["features"])  # type: ignore[arg-type]
-    if "base" in metadata:
-        whole = with_base(read_table(entry), metadata, store)
+    features = Features.from_yaml_list(entry.metadata_item("features"))  # type: ignore[arg-type]
+    if entry.metadata_item("base") is not None:
+        layout = {name: entry.metadata_item(name) for name in BASE_KEYS}
+        whole = with_base(read_table(entry), layout, store, known)
         if whole is None:
             return None
         table, base_entries = whole

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 import datetime
 import io
 from types import TracebackType
+from typing import cast
 
-from dagster_ds.cache._json import JSONValue
+from dagster_ds.cache._json import JSONValue, copy_json
 from dagster_ds.cache._layout import Layout
 from dagster_ds.cache._leases import Lease
 from dagster_ds.cache._manifest import Manifest
@@ -33,13 +33,10 @@ class CacheEntry:
         (('data-00000-of-00001.arrow',), 2, b'...')
     """
 
-    def __init__(
-        self, layout: Layout, key: str, manifest: Manifest, raw: dict[str, JSONValue], lease: Lease
-    ) -> None:
+    def __init__(self, layout: Layout, key: str, manifest: Manifest, lease: Lease) -> None:
         self._layout = layout
         self._key = key
         self._manifest = manifest
-        self._raw = raw
         self._lease = lease
 
     @property
@@ -55,12 +52,22 @@ class CacheEntry:
     @property
     def manifest(self) -> dict[str, JSONValue]:
         """The parsed manifest.json (a copy): fingerprint, files, created, metadata."""
-        return copy.deepcopy(self._raw)
+        return cast(dict[str, JSONValue], copy_json(self._manifest.to_json()))
 
     @property
     def metadata(self) -> dict[str, JSONValue]:
         """The caller's metadata, as given to `CacheStore.writer` (a copy)."""
-        return copy.deepcopy(self._manifest.metadata)
+        return cast(dict[str, JSONValue], copy_json(self._manifest.metadata))
+
+    def metadata_item(self, name: str, default: JSONValue = None) -> JSONValue:
+        """One item of `metadata` (a copy), without copying the rest.
+
+        Example:
+            >>> store = CacheStore("memory://item-doc")
+            >>> store.get_or_create("6" * 32, lambda w: None, metadata={"n": 1}).metadata_item("n")
+            1
+        """
+        return copy_json(self._manifest.metadata.get(name, default))
 
     @property
     def files(self) -> tuple[str, ...]:

@@ -30,3 +30,12 @@ def as_object(value: object) -> dict[str, JSONValue] | None:
 def dumps(value: object) -> bytes:
     """Canonical JSON bytes (sorted keys, no NaN), raising TypeError/ValueError if not JSON data."""
     return json.dumps(value, sort_keys=True, allow_nan=False, indent=1).encode()
+
+
+def copy_json(value: JSONValue) -> JSONValue:
+    """A deep copy of JSON data (several times faster than `copy.deepcopy` on it)."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value

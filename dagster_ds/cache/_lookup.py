@@ -6,7 +6,6 @@ import warnings
 from dataclasses import dataclass
 
 from dagster_ds.cache._entry import CacheEntry
-from dagster_ds.cache._json import parse_object
 from dagster_ds.cache._layout import MANIFEST, Layout
 from dagster_ds.cache._leases import Lease, is_fenced
 from dagster_ds.cache._manifest import Manifest, ManifestError
@@ -48,9 +47,9 @@ class Reader:
             if found is None:
                 lease.release()
                 return None
-            manifest, data = found
+            manifest, _ = found
             touch_last_used(self.layout, key)
-            return CacheEntry(self.layout, key, manifest, parse_object(data) or {}, lease)
+            return CacheEntry(self.layout, key, manifest, lease)
         except BaseException:
             lease.release()
             raise

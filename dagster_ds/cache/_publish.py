@@ -8,7 +8,6 @@ else, theirs is returned and ours discarded: never a mixed entry.
 from __future__ import annotations
 
 from dagster_ds.cache._entry import CacheEntry
-from dagster_ds.cache._json import parse_object
 from dagster_ds.cache._layout import MANIFEST
 from dagster_ds.cache._leases import Lease
 from dagster_ds.cache._lookup import Reader
@@ -37,7 +36,7 @@ def publish(reader: Reader, key: str, folder: str, manifest: Manifest, data: byt
         return existing
     touch_last_used(layout, key)
     mark_verified(layout, key, manifest, data)
-    return CacheEntry(layout, key, manifest, parse_object(data) or {}, lease)
+    return CacheEntry(layout, key, manifest, lease)
 
 
 def _by_rename(reader: Reader, key: str, folder: str, data: bytes) -> CacheEntry | None:

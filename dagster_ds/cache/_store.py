@@ -270,9 +270,11 @@ class CacheStore:
         Args:
             fingerprint: The fingerprint of the dataset.
             build: Writes the entry's files through the `EntryWriter` it is given.
-            metadata: JSON data stored in the manifest when the entry is built.
+            metadata: JSON data stored in the manifest when the entry is built
+                (checked then: a hit returns the stored entry as it is).
 
         Raises:
+            CacheMetadataError: ``metadata`` is not JSON data (when building).
             CacheLockTimeoutError: ``lock_timeout`` passed while another process built it.
 
         Example:
@@ -282,16 +284,17 @@ class CacheStore:
             ('a.bin',)
         """
         key = check_fingerprint(fingerprint)
-        meta = check_metadata(key, metadata)
         if self._random_names:
-            return self._build(key, build, meta, locked=True)
+            return self._build(key, build, check_metadata(key, metadata), locked=True)
         entry = self._reader.open(key)
         if entry is not None:
             return entry
         lock = self._acquire_lock(key)
         try:
             entry = self._reader.open(key)  # built by another process while we waited?
-            return entry if entry is not None else self._build(key, build, meta, locked=True)
+            if entry is not None:
+                return entry
+            return self._build(key, build, check_metadata(key, metadata), locked=True)
         finally:
             lock.release()
 
