@@ -32,6 +32,7 @@ inherits that builtin too::
     ├── RowCountMismatchError (ValueError)  datasets joined side by side differ in length
     ├── InvalidStateError (ValueError)  a state_dict does not fit the streaming dataset
     ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
+    ├── SaveConflictError (RuntimeError)  concurrent save_to_disk calls kept replacing a folder
     ├── HubRequestError                             a Hugging Face Hub refused or failed a request
     │   ├── InvalidRepoIdError (InvalidArgumentError)  a repository id is malformed
     │   ├── HubAuthError (PermissionError)          the token is missing, wrong or lacks rights
@@ -113,6 +114,7 @@ __all__ = [
     "RevisionNotFoundError",
     "RowCountMismatchError",
     "RowGroupIndexError",
+    "SaveConflictError",
     "SchemaMismatchError",
     "TransformOutputError",
     "UnhashableError",
@@ -327,6 +329,10 @@ class InvalidStateError(DagsterDsError, ValueError):
 
 class NotASavedDatasetError(DagsterDsError, FileNotFoundError):
     """load_from_disk found no dataset saved by save_to_disk at a path."""
+
+
+class SaveConflictError(DagsterDsError, RuntimeError):
+    """save_to_disk could not publish: other saves kept replacing the same folder meanwhile."""
 
 
 class HubRequestError(DagsterDsError):

@@ -442,13 +442,9 @@ class DatasetDict(dict[str, Dataset]):
         from dagster_ds.arrow._dict_disk import save_dataset_dict
 
         self._check_values_type()
+        del num_proc  # writing is I/O bound and batch by batch
         save_dataset_dict(
-            self,
-            os.fspath(dataset_dict_path),
-            max_shard_size,
-            num_shards,
-            num_proc,
-            storage_options,
+            self, os.fspath(dataset_dict_path), max_shard_size, num_shards, storage_options
         )
 
     @staticmethod

@@ -1,20 +1,22 @@
 """DatasetDict.save_to_disk / load_from_disk in the anchor's layout.
 
 The folder holds ``dataset_dict.json`` (``{"splits": [...]}``) and one saved
-dataset folder per split. It is written under a temporary name, ``dataset_dict.json``
-last, and published by one move, so an interrupted save leaves nothing loadable.
+dataset folder per split. It is written into a staging folder and published by
+`publish_folder`, ``dataset_dict.json`` last, so an interrupted save leaves
+nothing loadable.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
-import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import fsspec
 
+from dagster_ds.arrow._disk import STATE_FILE, publish_saved, staged_folder, write_dataset
+from dagster_ds.cache._storage import open_storage
 from dagster_ds.errors import NotASavedDatasetError
 
 if TYPE_CHECKING:
@@ -28,38 +30,19 @@ def save_dataset_dict(
     path: str,
     max_shard_size: int | str | None,
     num_shards: Mapping[str, int] | None,
-    num_proc: int | None,
     storage_options: Mapping[str, Any] | None,
 ) -> None:
     """Write every split under ``path`` and publish the folder atomically."""
-    from dagster_ds.arrow._disk import _publish  # pyright: ignore[reportPrivateUsage]
-
-    fs, root = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
-    root = root.rstrip("/")
-    staging = f"{root}.saving-{secrets.token_hex(4)}"
-    fs.makedirs(staging, exist_ok=True)
-    try:
+    storage = open_storage(path, storage_options)
+    with staged_folder(storage) as staging:
         for name, split in splits.items():
-            target = posixpath.join(staging, name)
-            url = (
-                target
-                if fs.__class__.__name__ == "LocalFileSystem"
-                else fs.unstrip_protocol(target)
+            folder = storage.child(staging, name)
+            state = write_dataset(
+                split, storage, folder, max_shard_size, (num_shards or {}).get(name)
             )
-            split.save_to_disk(
-                url,
-                max_shard_size=max_shard_size,
-                num_shards=(num_shards or {}).get(name),
-                num_proc=num_proc,
-                storage_options=storage_options,
-            )
-        with fs.open(posixpath.join(staging, DICT_FILE), "w") as file:
-            json.dump({"splits": list(splits)}, file)
-        _publish(fs, staging, root)
-    except BaseException:
-        if fs.exists(staging):
-            fs.rm(staging, recursive=True)
-        raise
+            storage.write_bytes(storage.child(folder, STATE_FILE), state)
+        listing = json.dumps({"splits": list(splits)}).encode()
+        publish_saved(storage, staging, DICT_FILE, listing, path)
 
 
 def load_dataset_dict(path: str, storage_options: Mapping[str, Any] | None) -> DatasetDict:

@@ -4,16 +4,18 @@ A saved dataset is a folder with ``data-NNNNN-of-MMMMM.arrow`` (Arrow IPC
 streams), ``dataset_info.json`` (features) and ``state.json`` (fingerprint,
 format, split), so `datasets.load_from_disk` reads what we save and the other
 way round. Unlike the anchor, the fingerprint survives a save/load cycle
-exactly, and saving is atomic: ``state.json`` is written last, a local folder
-appears by one rename, and a folder without ``state.json`` is refused.
+exactly, and saving is atomic, through the cache's own publishing
+(`publish_folder`): ``state.json`` is written last, a local folder appears by
+one rename, and a folder without ``state.json`` is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import fsspec
@@ -21,7 +23,9 @@ import pyarrow as pa
 
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
-from dagster_ds.errors import NotASavedDatasetError
+from dagster_ds.cache._commit import publish_folder
+from dagster_ds.cache._storage import Storage, open_storage
+from dagster_ds.errors import NotASavedDatasetError, SaveConflictError
 from dagster_ds.features import Features
 
 if TYPE_CHECKING:
@@ -41,26 +45,48 @@ def save_to_disk(
     storage_options: Mapping[str, Any] | None,
 ) -> None:
     """Write ``dataset`` under ``path`` (a folder or any fsspec URL), replacing it atomically."""
-    fs, root = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
-    root = root.rstrip("/")
-    staging = f"{root}.saving-{secrets.token_hex(4)}"
+    storage = open_storage(path, storage_options)
+    with staged_folder(storage) as staging:
+        state = write_dataset(dataset, storage, staging, max_shard_size, num_shards)
+        publish_saved(storage, staging, STATE_FILE, state, path)
+
+
+def write_dataset(
+    dataset: Dataset,
+    storage: Storage,
+    folder: str,
+    max_shard_size: int | str | None,
+    num_shards: int | None,
+) -> bytes:
+    """Write the data files and ``dataset_info.json`` into ``folder``; return ``state.json``."""
     shards = num_shards or _shard_count(dataset, max_shard_size)
     shards = max(1, min(shards, max(len(dataset), 1)))
-    fs.makedirs(staging, exist_ok=True)
+    storage.makedirs(folder)
+    names = _write_shards(dataset, storage, folder, shards)
+    # Features keep the column order: their keys are not sorted.
+    info = {"features": dataset.features.to_dict()}
+    storage.write_bytes(storage.child(folder, INFO_FILE), _json(info, sort_keys=False))
+    return _json(_state(dataset, names))
+
+
+@contextlib.contextmanager
+def staged_folder(storage: Storage) -> Iterator[str]:
+    """A new folder next to the storage's root, removed unless it was published."""
+    staging = f"{storage.root.rstrip('/')}.saving-{secrets.token_hex(4)}"
+    storage.makedirs(staging)
     try:
-        names = _write_shards(dataset, fs, staging, shards)
-        # Features keep the column order: their keys are not sorted.
-        _write_json(
-            fs,
-            posixpath.join(staging, INFO_FILE),
-            {"features": dataset.features.to_dict()},
-            sort_keys=False,
+        yield staging
+    finally:
+        storage.remove_tree(staging)
+
+
+def publish_saved(storage: Storage, staging: str, commit: str, data: bytes, path: str) -> None:
+    """Publish a staged save at the storage's root, ``commit`` last (see `publish_folder`)."""
+    if not publish_folder(storage, staging, storage.root, commit, data, replace=True):
+        raise SaveConflictError(
+            f"Could not save to {path!r}: another save_to_disk replaced it at the same time, "
+            "again and again. Save each dataset to its own path, or one at a time."
         )
-        _write_json(fs, posixpath.join(staging, STATE_FILE), _state(dataset, names))
-        _publish(fs, staging, root)
-    except BaseException:
-        fs.rm(staging, recursive=True)
-        raise
 
 
 def load_from_disk(
@@ -126,20 +152,19 @@ def _parse_size(size: int | str) -> int:
     return int(text)
 
 
-def _write_shards(dataset: Dataset, fs: Any, folder: str, shards: int) -> list[str]:
+def _write_shards(dataset: Dataset, storage: Storage, folder: str, shards: int) -> list[str]:
     names: list[str] = []
     size = len(dataset)
     schema = dataset.features.arrow_schema
     for index in range(shards):
         start, stop = size * index // shards, size * (index + 1) // shards
         name = f"data-{index:05d}-of-{shards:05d}.arrow"
-        with (
-            fs.open(posixpath.join(folder, name), "wb") as file,
-            pa.ipc.new_stream(file, schema) as stream,
-        ):
-            for offset in range(start, stop, _WRITE_BATCH):
-                table = dataset._read(slice(offset, min(offset + _WRITE_BATCH, stop)))  # pyright: ignore[reportPrivateUsage]
-                stream.write_table(table.cast(schema) if table.schema != schema else table)
+        with storage.open_write(storage.child(folder, name)) as file:
+            with pa.ipc.new_stream(file, schema) as stream:
+                for offset in range(start, stop, _WRITE_BATCH):
+                    table = dataset._read(slice(offset, min(offset + _WRITE_BATCH, stop)))  # pyright: ignore[reportPrivateUsage]
+                    stream.write_table(table.cast(schema) if table.schema != schema else table)
+            storage.sync(file)
         names.append(name)
     return names
 
@@ -158,20 +183,8 @@ def _state(dataset: Dataset, names: list[str]) -> dict[str, Any]:
     }
 
 
-def _write_json(fs: Any, path: str, data: Mapping[str, Any], sort_keys: bool = True) -> None:
-    with fs.open(path, "w") as file:
-        json.dump(data, file, indent=2, sort_keys=sort_keys)
-
-
-def _publish(fs: Any, staging: str, root: str) -> None:
-    """Move the staged folder to ``root``; locally one rename (after moving any old one aside)."""
-    if not fs.exists(root):
-        fs.mv(staging, root, recursive=True)
-        return
-    retired = f"{root}.replaced-{secrets.token_hex(4)}"
-    fs.mv(root, retired, recursive=True)
-    fs.mv(staging, root, recursive=True)
-    fs.rm(retired, recursive=True)
+def _json(data: Mapping[str, Any], sort_keys: bool = True) -> bytes:
+    return json.dumps(data, indent=2, sort_keys=sort_keys).encode()
 
 
 def _read_shard(fs: Any, path: str) -> pa.Table:

@@ -1,4 +1,4 @@
-"""Publishing a written entry: one atomic rename, or manifest.json last on object stores.
+"""Publishing a written entry through `publish_folder`, manifest.json as its commit file.
 
 The caller holds the fingerprint's lock (publishing and evicting one
 fingerprint are serialized). If the entry was published meanwhile by someone
@@ -7,6 +7,7 @@ else, theirs is returned and ours discarded: never a mixed entry.
 
 from __future__ import annotations
 
+from dagster_ds.cache._commit import publish_folder
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._layout import MANIFEST
 from dagster_ds.cache._leases import Lease
@@ -23,10 +24,7 @@ def publish(reader: Reader, key: str, folder: str, manifest: Manifest, data: byt
     layout = reader.layout
     lease = Lease(layout, key)  # gc must not evict it before our caller gets it
     try:
-        if layout.storage.is_local:
-            existing = _by_rename(reader, key, folder, data)
-        else:
-            existing = _by_manifest(reader, key, folder, manifest, data)
+        existing = _publish_staged(reader, key, folder, data)
     except BaseException:
         lease.release()
         raise
@@ -39,14 +37,11 @@ def publish(reader: Reader, key: str, folder: str, manifest: Manifest, data: byt
     return CacheEntry(layout, key, manifest, lease)
 
 
-def _by_rename(reader: Reader, key: str, folder: str, data: bytes) -> CacheEntry | None:
-    storage, layout = reader.layout.storage, reader.layout
-    storage.write_bytes(storage.child(folder, MANIFEST), data)
-    storage.sync_dir(folder)
-    storage.makedirs(layout.entry_parent(key))
+def _publish_staged(reader: Reader, key: str, folder: str, data: bytes) -> CacheEntry | None:
+    """None once ``folder`` is published; the entry someone else published first, if any."""
+    layout = reader.layout
     for _ in range(3):
-        if storage.rename_dir(folder, layout.entry(key)):
-            storage.sync_dir(layout.entry_parent(key))
+        if publish_folder(layout.storage, folder, layout.entry(key), MANIFEST, data, replace=False):
             return None
         existing = reader.open(key)
         if existing is not None:
@@ -56,21 +51,3 @@ def _by_rename(reader: Reader, key: str, folder: str, data: bytes) -> CacheEntry
         f"Could not publish cache entry {key!r}: {layout.entry(key)!r} keeps reappearing. "
         "Is another program writing into the cache folder?"
     )
-
-
-def _by_manifest(
-    reader: Reader, key: str, folder: str, manifest: Manifest, data: bytes
-) -> CacheEntry | None:
-    # No atomic directory rename: move the files in, then write manifest.json, the
-    # commit point (atomically: a whole-object write, or a temporary file and a move).
-    storage, layout = reader.layout.storage, reader.layout
-    if storage.exists(layout.entry_file(key, MANIFEST)):
-        existing = reader.open(key)
-        if existing is not None:
-            return existing
-    storage.makedirs(layout.entry(key))
-    for record in manifest.files:
-        storage.move_file(storage.child(folder, record.name), layout.entry_file(key, record.name))
-    storage.replace_bytes(layout.entry_file(key, MANIFEST), data)
-    storage.remove_tree(folder)
-    return None

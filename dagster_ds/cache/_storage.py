@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import ctypes
 import datetime
 import errno
+import functools
 import importlib
 import io
 import os
@@ -27,6 +29,8 @@ class Storage(abc.ABC):
 
     #: The root as the user gave it (a path or URL), for messages.
     url: str
+    #: The root as a path of this storage (an OS path, or the filesystem's own path).
+    root: str
     #: True when directories can be renamed atomically and files memory-mapped.
     is_local: bool
 
@@ -108,7 +112,18 @@ class Storage(abc.ABC):
         """
 
     @abc.abstractmethod
+    def exchange_dirs(self, one: str, other: str) -> bool:
+        """Atomically swap two existing directories; False where the OS cannot.
+
+        Only local storage supports this (Linux ``renameat2(RENAME_EXCHANGE)``).
+        """
+
+    @abc.abstractmethod
     def move_file(self, source: str, target: str) -> None: ...
+
+    @abc.abstractmethod
+    def files_under(self, path: str) -> list[str]:
+        """The files below ``path``, as sorted relative paths with ``/`` (empty if none)."""
 
     @abc.abstractmethod
     def remove_empty_dir(self, path: str) -> None:
@@ -228,8 +243,18 @@ class LocalStorage(Storage):
             raise
         return True
 
+    def exchange_dirs(self, one: str, other: str) -> bool:
+        return _exchange(one, other)
+
     def move_file(self, source: str, target: str) -> None:
         os.replace(source, target)
+
+    def files_under(self, path: str) -> list[str]:
+        found: list[str] = []
+        for directory, _, files in os.walk(path):
+            relative = os.path.relpath(directory, path)
+            found += [name if relative == "." else f"{relative}/{name}" for name in files]
+        return sorted(found)
 
     def remove_empty_dir(self, path: str) -> None:
         with contextlib.suppress(OSError):
@@ -369,8 +394,24 @@ class FsspecStorage(Storage):
     def rename_dir(self, source: str, target: str) -> bool:
         raise NotImplementedError(f"{self.url!r} has no atomic directory rename")
 
+    def exchange_dirs(self, one: str, other: str) -> bool:
+        return False
+
     def move_file(self, source: str, target: str) -> None:
         self._fs.mv(source, target)
+
+    def files_under(self, path: str) -> list[str]:
+        self._fs.invalidate_cache(path)
+        base = path.strip("/")
+        try:
+            found = cast(list[str], self._fs.find(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(
+            name.strip("/")[len(base) :].lstrip("/")
+            for name in found
+            if name.strip("/").startswith(f"{base}/")
+        )
 
     def remove_empty_dir(self, path: str) -> None:
         pass
@@ -380,6 +421,38 @@ class FsspecStorage(Storage):
 
     def local_path(self, path: str) -> str | None:
         return None
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2() -> Any:
+    try:
+        function: Any = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):  # not Linux, or a C library without it
+        return None
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    return function
+
+
+def _exchange(one: str, other: str) -> bool:
+    function = _renameat2()
+    if function is None:
+        return False
+    if function(_AT_FDCWD, os.fsencode(one), _AT_FDCWD, os.fsencode(other), _RENAME_EXCHANGE) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # unsupported here
+        return False
+    raise OSError(error, os.strerror(error), one, None, other)
 
 
 # Keys of fsspec info dicts that change whenever an object is rewritten, best first.

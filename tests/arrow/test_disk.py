@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import datasets
@@ -61,12 +63,10 @@ def test_saving_over_an_existing_dataset_replaces_it(tmp_path: Path) -> None:
 def test_an_interrupted_save_leaves_nothing_loadable(tmp_path: Path) -> None:
     target = tmp_path / "saved"
     script = (
-        "import os, signal\n"
+        "import os\n"
         "import dagster_ds.arrow._disk as disk\n"
         "from dagster_ds import Dataset\n"
-        "def die(*args, **kwargs):\n"
-        "    os.kill(os.getpid(), signal.SIGKILL)\n"
-        "disk._write_json = die\n"
+        "disk.publish_folder = lambda *args, **kwargs: os.kill(os.getpid(), 9)\n"
         f"Dataset.from_dict({{'a': list(range(1000))}}).save_to_disk({str(target)!r})\n"
     )
     completed = subprocess.run(
@@ -81,10 +81,70 @@ def test_an_interrupted_save_leaves_nothing_loadable(tmp_path: Path) -> None:
         Dataset.load_from_disk(str(target))
 
 
+_SAVER = """
+from dagster_ds import Dataset
+small, large = (Dataset.from_dict({{"a": list(range(n))}}) for n in (30_000, 40_000))
+print(small.fingerprint, large.fingerprint, flush=True)
+while True:
+    small.save_to_disk({target!r}, num_shards=3)
+    large.save_to_disk({target!r}, num_shards=5)
+"""
+
+
+def _saves_killed_after(target: Path, seconds: float) -> tuple[str, str]:
+    """Run saves of two datasets over ``target`` in turn, kill -9 after ``seconds``."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SAVER.format(target=str(target))],
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    small, large = process.stdout.readline().split()
+    time.sleep(seconds)
+    process.kill()
+    process.wait(timeout=60)
+    process.stdout.close()
+    return small, large
+
+
+def test_kill_9_at_random_moments_of_repeated_saves_leaves_one_whole_dataset(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "saved"
+    chance = random.Random(7)
+    for _ in range(3):
+        small, large = _saves_killed_after(target, seconds=chance.uniform(0.2, 1.0))
+        loaded = Dataset.load_from_disk(str(target))
+        expected = {small: 30_000, large: 40_000}
+        assert loaded.fingerprint in expected
+        assert loaded["a"][:] == list(range(expected[loaded.fingerprint]))
+        assert loaded.num_rows == expected[loaded.fingerprint]
+    assert sorted(p.name for p in tmp_path.iterdir() if ".replaced-" in p.name) == []
+
+
 def test_memory_urls_work(tmp_path: Path) -> None:
     ds = _dataset()
     ds.save_to_disk("memory://saved-datasets/one")
     assert Dataset.load_from_disk("memory://saved-datasets/one").fingerprint == ds.fingerprint
+
+
+def test_saving_over_an_object_store_folder_leaves_no_stale_shards() -> None:
+    import fsspec
+
+    url = "memory://saved-datasets/replaced"
+    _dataset(50).save_to_disk(url, num_shards=5)
+    smaller = _dataset(7)
+    smaller.save_to_disk(url, num_shards=2)
+    loaded = Dataset.load_from_disk(url)
+    assert (loaded.fingerprint, loaded.to_list()) == (smaller.fingerprint, smaller.to_list())
+    names = sorted(p.rpartition("/")[2] for p in fsspec.filesystem("memory").find(url))
+    assert names == [
+        "data-00000-of-00002.arrow",
+        "data-00001-of-00002.arrow",
+        "dataset_info.json",
+        "state.json",
+    ]
 
 
 def test_the_column_order_survives_a_save_whatever_the_names(tmp_path: Path) -> None:
