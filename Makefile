@@ -3,17 +3,31 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+DEMO_STAMP := $(VENV)/.demo-stamp
+PIP := python -m pip install --quiet --disable-pip-version-check -c constraints.txt
+# The other supported Pythons: `make test-pythons` runs the fast suite on each one installed.
+OTHER_PYTHONS := 3.12 3.13
+# What `make test-fast` and the other Pythons run: everything but the slow and browser tests.
+FAST := -m "not slow and not browser"
 
-.PHONY: demo ui test check lint types unit browser bench clean
+.PHONY: demo ui test test-fast test-pythons check lint types unit browser bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+
+# The whole development stack (tests, lint, types, benchmarks).
+$(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(BIN)/$(PIP) -e '.[dev]'
 	touch $(STAMP)
 
+# The runtime dependencies and Dagster's web UI only: what the demo needs.
+$(DEMO_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(BIN)/$(PIP) -e '.[demo]'
+	touch $(DEMO_STAMP)
+
 ## Set up and run the example pipeline: from nothing, then again (everything skipped).
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/python -m definitions.demo
 
 ## Start the Dagster web UI (and daemon) on the demo's instance: http://127.0.0.1:3000
@@ -21,7 +35,7 @@ demo: $(STAMP)
 ## materializations open (the URL is printed as HF_ENDPOINT=...).
 DEMO := $(CURDIR)/.demo
 DEMO_HUB := $(DEMO)/dagster_home/storage/dagster_ds_hub
-ui: $(STAMP)
+ui: $(DEMO_STAMP)
 	mkdir -p $(DEMO_HUB)
 	$(BIN)/dagster-ds hub serve --data-dir $(DEMO_HUB) --stable-port & hub=$$!; \
 	trap 'kill $$hub 2>/dev/null' EXIT INT TERM; \
@@ -43,6 +57,30 @@ types: $(STAMP)
 unit: $(STAMP) browser
 	$(BIN)/pytest
 
+## The inner loop: the suite without its slow and browser tests (make test stays the whole).
+test-fast: $(STAMP)
+	$(BIN)/pytest $(FAST) -q
+
+## The fast suite on Python 3.12 and 3.13, each in its own venv (.venv-3.12, ...);
+## a Python that is not installed is skipped with a message.
+test-pythons:
+	@for version in $(OTHER_PYTHONS); do \
+	  interpreter=$$(bash scripts/find_python.sh $$version); \
+	  if [ -z "$$interpreter" ]; then \
+	    echo "Python $$version is not installed: skipping the Python $$version leg"; continue; \
+	  fi; \
+	  $(MAKE) --no-print-directory .venv-$$version/.installed-stamp \
+	    OTHER_PYTHON=$$interpreter || exit 1; \
+	  echo "== Python $$version: pytest $(FAST)"; \
+	  .venv-$$version/bin/pytest $(FAST) -q -p no:cacheprovider || exit 1; \
+	done
+
+.venv-%/.installed-stamp: pyproject.toml constraints.txt
+	$(OTHER_PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	.venv-$*/bin/$(PIP) -e '.[test]'
+	touch $@
+
 ## Headless Chromium for the web UI test: installed from Debian when root, else the test skips.
 browser:
 	@bash scripts/ensure_chromium.sh
@@ -52,4 +90,4 @@ bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .demo
+	rm -rf $(VENV) .venv-* .pytest_cache .ruff_cache .hypothesis .demo
