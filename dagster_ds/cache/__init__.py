@@ -8,9 +8,11 @@ Every result is stored under its dataset's fingerprint in a `CacheStore`
 
 Guarantees:
 
-- **Atomic publish.** An entry is written in ``tmp/``, fsynced, and published
-  by one rename of its folder (local folders); on object stores manifest.json
-  is written last and is the commit point. Readers never see a partial entry;
+- **Atomic publish.** An entry is written in ``tmp/`` and published by one
+  rename of its folder (local folders); on object stores manifest.json is
+  written last and is the commit point. Files are fsynced only when asked
+  (``fsync=``): what a power loss tears, the next process's first-use checksum
+  catches. Readers never see a partial entry;
   a killed writer leaves only ``tmp/`` garbage, removed by `CacheStore.clean_tmp`
   and `CacheStore.gc`.
 - **One builder per fingerprint.** `CacheStore.get_or_create` holds a lock per

@@ -143,9 +143,11 @@ class LocalStorage(Storage):
 
     is_local = True
 
-    def __init__(self, root: str, url: str | None = None) -> None:
+    def __init__(self, root: str, url: str | None = None, *, fsync: bool = True) -> None:
         self.root = os.path.abspath(os.path.expanduser(root))
         self.url = url if url is not None else self.root
+        #: False: `sync`, `sync_dir` and durable writes skip fsync (see `CacheStore`'s fsync=).
+        self.fsync = fsync
 
     def join(self, *parts: str) -> str:
         return os.path.join(self.root, *parts)
@@ -175,7 +177,7 @@ class LocalStorage(Storage):
         try:
             with open(path, "xb" if exclusive else "wb") as file:
                 file.write(data)
-                if durable:
+                if durable and self.fsync:
                     file.flush()
                     os.fsync(file.fileno())
         except FileExistsError:
@@ -197,7 +199,8 @@ class LocalStorage(Storage):
 
     def sync(self, file: io.BufferedIOBase) -> None:
         file.flush()
-        os.fsync(file.fileno())
+        if self.fsync:
+            os.fsync(file.fileno())
 
     def open_read(self, path: str) -> io.BufferedIOBase:
         return open(path, "rb")  # the caller owns and closes it
@@ -261,6 +264,8 @@ class LocalStorage(Storage):
             os.rmdir(path)
 
     def sync_dir(self, path: str) -> None:
+        if not self.fsync:
+            return
         descriptor = os.open(path, os.O_RDONLY)
         try:
             os.fsync(descriptor)
@@ -478,31 +483,33 @@ def open_storage(
     root: str | os.PathLike[str],
     storage_options: Mapping[str, object] | None = None,
     filesystem: object | None = None,
+    *,
+    fsync: bool = True,
 ) -> Storage:
     """The storage for a local path, a ``file://`` URL or any fsspec URL.
 
     ``filesystem``, an fsspec ``AbstractFileSystem``, is used as is when given,
-    with ``root`` a path inside it.
+    with ``root`` a path inside it. ``fsync``: whether local writes are fsynced.
     """
     text = os.fspath(root)
     if filesystem is not None:
-        return _from_fsspec(filesystem, text, text)
+        return _from_fsspec(filesystem, text, text, fsync)
     if "://" not in text and "::" not in text:
         if storage_options:
             raise ValueError(
                 f"storage_options={dict(storage_options)!r} were given for the local path "
                 f"{text!r}; they apply only to fsspec URLs such as 's3://bucket/cache'"
             )
-        return LocalStorage(text)
+        return LocalStorage(text, fsync=fsync)
     if text.startswith("file://") and not storage_options:
-        return LocalStorage(text.removeprefix("file://"), url=text)
+        return LocalStorage(text.removeprefix("file://"), url=text, fsync=fsync)
     fsspec_core: Any = importlib.import_module("fsspec.core")  # imported only when needed
     fs, path = cast(tuple[Any, str], fsspec_core.url_to_fs(text, **dict(storage_options or {})))
-    return _from_fsspec(fs, path, text)
+    return _from_fsspec(fs, path, text, fsync)
 
 
-def _from_fsspec(fs: Any, path: str, url: str) -> Storage:
+def _from_fsspec(fs: Any, path: str, url: str, fsync: bool) -> Storage:
     local: Any = importlib.import_module("fsspec.implementations.local")
     if isinstance(fs, local.LocalFileSystem):
-        return LocalStorage(path, url=url)
+        return LocalStorage(path, url=url, fsync=fsync)
     return FsspecStorage(fs, path, url)

@@ -1,7 +1,8 @@
 """EntryWriter: one entry under construction in ``tmp/``.
 
 Files are written into a private folder ``tmp/<fp>-<owner>/``. Each file is
-hashed (xxh3-128) as it is written and fsynced when closed. Committing writes
+hashed (xxh3-128) as it is written and synced when closed (fsynced if the
+store asks for it). Committing writes
 manifest.json and hands the folder to the store to publish (one atomic rename
 on local folders); aborting removes the folder. Nothing under ``objects/``
 changes until the commit, so an exception or a killed process leaves only
