@@ -96,6 +96,7 @@ class Dataset(
             2
         """
         from dagster_ds.arrow._function_options import check_mixed_types
+        from dagster_ds.features._image import image_columns
         from dagster_ds.formatting._outputs import mixed_as_json
 
         check_mixed_types(on_mixed_types)
@@ -109,10 +110,15 @@ class Dataset(
             for name, values in columns.items():
                 if name in features and holds_python_encoded(features[name]):
                     columns[name] = features.encode_column(values, name)
+        images = image_columns(columns) if features is None else {}
+        for name, feature in images.items():  # PIL images: an Image column, as the anchor
+            columns[name] = feature.encoded_array(list(columns[name]))
         try:
             table = pa.Table.from_pydict(columns, schema=schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             table = pa.Table.from_pydict(columns)
+        if images:
+            features = Features({**Features.from_arrow_schema(table.schema), **images})
         return cls(table, features=features, split=split)
 
     @classmethod
@@ -343,7 +349,7 @@ class Dataset(
         plain = self._output_format == OutputFormat()
         for table in self._iter_tables(_ITER_BATCH):
             if plain:
-                yield from table.to_pylist()
+                yield from self._output_format.rows(table)  # decodes Json, Image, Audio
             else:
                 for index in range(table.num_rows):
                     yield self._output_format.row(table.slice(index, 1))

@@ -19,6 +19,7 @@ import pyarrow as pa
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features
 from dagster_ds.formatting._calls import returned_input
+from dagster_ds.formatting._feature_values import is_stored, stored_array
 
 
 def rows_to_batch(
@@ -73,6 +74,8 @@ def values_to_array(values: Any) -> pa.Array[Any] | pa.ChunkedArray[Any]:
         return values
     if isinstance(values, list) and values and isinstance(values[0], MixedValue):
         return mixed_as_json(cast("list[Any]", values))
+    if is_stored(values):  # a decoded input column (Json, Image): stored with its feature
+        return stored_array(values)
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
