@@ -118,7 +118,8 @@ def test_pil_images_and_arrays_encode_as_the_anchor(anchor: ModuleType) -> None:
 def test_decoding_in_each_format_and_decode_false(image_file: Path) -> None:
     ds = Dataset.from_dict({"img": [str(image_file)] * 2}).cast_column("img", Image())
     image = ds[0]["img"]
-    assert isinstance(image, PIL.Image.Image) and pixels(image) == PIXELS.tolist()
+    assert isinstance(image, PIL.Image.Image)
+    assert pixels(image) == PIXELS.tolist()
     assert [pixels(row["img"]) for row in ds] == [PIXELS.tolist()] * 2
     assert [pixels(i) for i in ds["img"][:]] == [PIXELS.tolist()] * 2
     assert ds.with_format("numpy")[:]["img"].shape == (2, 2, 3, 3)
@@ -147,7 +148,8 @@ def test_map_and_add_item_encode_images_and_keep_the_feature() -> None:
     assert rotated.features == ds.features
     assert pixels(rotated[0]["img"]) == PIXELS[::-1, ::-1].tolist()
     batched = ds.map(lambda b: {"img": [i.convert("L") for i in b["img"]]}, batched=True)
-    assert batched.features == ds.features and batched[0]["img"].mode == "L"
+    assert batched.features == ds.features
+    assert batched[0]["img"].mode == "L"
     added = ds.add_item({"img": PIL.Image.fromarray(GREY), "n": 2})
     assert added.features == ds.features
     assert pixels(added[1]["img"]) == GREY.tolist()
@@ -161,7 +163,8 @@ def test_streaming_decodes_and_encodes_through_the_same_formatter(image_file: Pa
     assert next(iter(stream.with_format("numpy").iter(1)))["img"].shape == (1, 2, 3, 3)
     seen: list[Any] = []
     mapped = stream.map(lambda row: seen.append(row["img"].size) or {"n": row["n"] + 1})
-    assert next(iter(mapped))["n"] == 2 and seen == [(3, 2)]
+    assert next(iter(mapped))["n"] == 2
+    assert seen == [(3, 2)]
     from_map_style = Dataset.from_dict({"img": [PIL.Image.fromarray(GREY)]}).to_iterable_dataset()
     assert pixels(next(iter(from_map_style))["img"]) == GREY.tolist()
 
@@ -193,15 +196,20 @@ def test_audio_encodes_arrays_and_decodes_to_the_documented_dict(tmp_path: Path)
         features=Features({"a": Audio()}),
     )
     first, second, third = (row["a"] for row in ds)
-    assert first["path"] is None and first["sampling_rate"] == RATE
-    assert first["array"].dtype == np.float32 and first["array"].tolist() == SAMPLES.tolist()
-    assert second["path"] == str(path) and second["array"].tolist() == SAMPLES.tolist()
+    assert first["path"] is None
+    assert first["sampling_rate"] == RATE
+    assert first["array"].dtype == np.float32
+    assert first["array"].tolist() == SAMPLES.tolist()
+    assert second["path"] == str(path)
+    assert second["array"].tolist() == SAMPLES.tolist()
     assert third["array"].shape == (2, SAMPLES.size)
     assert third["array"].tolist() == stereo.tolist()
     mono = ds.cast_column("a", Audio(num_channels=1))[2]["a"]["array"]
-    assert mono.shape == (SAMPLES.size,) and np.allclose(mono, 0)
+    assert mono.shape == (SAMPLES.size,)
+    assert np.allclose(mono, 0)
     faster = ds.cast_column("a", Audio(sampling_rate=2 * RATE))[0]["a"]
-    assert faster["sampling_rate"] == 2 * RATE and faster["array"].shape == (2 * SAMPLES.size,)
+    assert faster["sampling_rate"] == 2 * RATE
+    assert faster["array"].shape == (2 * SAMPLES.size,)
     assert ds.cast_column("a", Audio(decode=False))[1]["a"] == {"bytes": None, "path": str(path)}
     with pytest.raises(FeatureError, match="sampling_rate"):
         Audio().encode_example({"array": SAMPLES})
