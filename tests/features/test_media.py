@@ -269,3 +269,55 @@ def test_bad_values_raise_clear_errors() -> None:
         "bytes": b"ab",
         "path": None,
     }
+
+
+_ANCHOR_PIXELS = """
+import json, sys
+import numpy as np
+import datasets
+
+datasets.config.USE_PARQUET_EXPORT = False  # no datasets-server here
+ds = datasets.load_dataset(sys.argv[1], split="train")
+print(json.dumps({
+    "features": ds.features.to_dict(),
+    "pixels": [np.asarray(row["img"]).tolist() for row in ds],
+    "modes": [row["img"].mode for row in ds],
+    "labels": ds["label"][:],
+}))
+"""
+
+
+def test_images_we_push_load_in_the_anchor_with_equal_pixels(
+    local_hub: Any, tmp_path: Path
+) -> None:
+    import json
+    import os
+
+    images = [PIL.Image.fromarray(PIXELS), PIL.Image.fromarray(GREY)]
+    ours = Dataset.from_dict({"img": images, "label": [3, 4]})
+    ours.push_to_hub("user/images", endpoint=local_hub.endpoint)
+    env = {
+        **os.environ,
+        **local_hub.client_env,
+        "HF_HOME": str(tmp_path / "anchor-home"),
+        "HF_DATASETS_CACHE": str(tmp_path / "anchor-cache"),
+    }
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_TOKEN"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", _ANCHOR_PIXELS, "user/images"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    assert theirs["features"] == ours.features.to_dict()
+    assert theirs["pixels"] == [PIXELS.tolist(), GREY.tolist()]
+    assert theirs["modes"] == ["RGB", "L"]
+    assert theirs["labels"] == [3, 4]
+    back = load_dataset("user/images", split="train", endpoint=local_hub.endpoint)
+    assert back.features == ours.features
+    assert [pixels(row["img"]) for row in back] == theirs["pixels"]
