@@ -115,8 +115,8 @@ class Dataset(
             columns[name] = feature.encoded_array(list(columns[name]))
         try:
             table = pa.Table.from_pydict(columns, schema=schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            table = pa.Table.from_pydict(columns)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            table = pa.Table.from_pydict(columns)  # cast to the features (lists of Json, say)
         if images:
             features = Features({**Features.from_arrow_schema(table.schema), **images})
         return cls(table, features=features, split=split)
