@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
@@ -167,8 +168,12 @@ class Dataset(
         gen_kwargs: Mapping[str, Any] | None = None,
         split: str | None = None,
         writer_batch_size: int = _ITER_BATCH,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> Dataset:
         """A dataset from a generator of rows, cached under the hash of the generator and kwargs.
+
+        ``cache_dir`` is the cache the rows are stored in (and found in, by any process
+        given the same folder), instead of ``$DAGSTER_DS_CACHE``.
 
         Example:
             >>> def rows(n):
@@ -176,11 +181,13 @@ class Dataset(
             >>> Dataset.from_generator(rows, gen_kwargs={"n": 3}).num_rows
             3
         """
+        from dagster_ds.arrow._dataset_sources import in_cache_dir
         from dagster_ds.arrow._sources import dataset_from_generator
 
-        return dataset_from_generator(
-            cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size
-        )
+        with in_cache_dir(cache_dir):
+            return dataset_from_generator(
+                cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size
+            )
 
     @classmethod
     def _derived(

@@ -22,7 +22,6 @@ import pyarrow as pa
 import pytest
 import soundfile
 
-import dagster_ds
 from dagster_ds import Audio, Dataset, Features, Image, IterableDataset, Value, load_dataset
 from dagster_ds.errors import FeatureError, MissingExtraError
 
@@ -144,7 +143,8 @@ def test_map_and_add_item_encode_images_and_keep_the_feature() -> None:
         return {"img": row["img"].rotate(180)}
 
     rotated = ds.map(rotate)
-    assert seen == [PIL.PngImagePlugin.PngImageFile]
+    assert len(seen) == 1
+    assert issubclass(seen[0], PIL.Image.Image)
     assert rotated.features == ds.features
     assert pixels(rotated[0]["img"]) == PIXELS[::-1, ::-1].tolist()
     batched = ds.map(lambda b: {"img": [i.convert("L") for i in b["img"]]}, batched=True)
@@ -174,7 +174,7 @@ def test_a_dataset_the_anchor_saved_loads_in_ours(anchor: ModuleType, tmp_path: 
     theirs = anchor.Dataset.from_dict({"img": images, "label": [0, 1]})
     theirs.save_to_disk(str(tmp_path / "saved"))
     theirs.to_parquet(str(tmp_path / "img.parquet"))
-    saved = dagster_ds.load_from_disk(str(tmp_path / "saved"))
+    saved = Dataset.load_from_disk(str(tmp_path / "saved"))
     loaded = load_dataset("parquet", data_files=str(tmp_path / "img.parquet"), split="train")
     for ours in (saved, loaded):
         assert ours.features == Features({"img": Image(), "label": Value("int64")})
