@@ -281,6 +281,9 @@ ds = datasets.load_dataset(sys.argv[1], split="train")
 print(json.dumps({
     "features": ds.features.to_dict(),
     "pixels": [np.asarray(row["img"]).tolist() for row in ds],
+    "files": [np.asarray(row["file"]).tolist() for row in ds],
+    "paths": [ds.cast_column("file", datasets.Image(decode=False))[i]["file"]["path"]
+              for i in range(len(ds))],
     "modes": [row["img"].mode for row in ds],
     "labels": ds["label"][:],
 }))
@@ -294,7 +297,11 @@ def test_images_we_push_load_in_the_anchor_with_equal_pixels(
     import os
 
     images = [PIL.Image.fromarray(PIXELS), PIL.Image.fromarray(GREY)]
-    ours = Dataset.from_dict({"img": images, "label": [3, 4]})
+    files = [tmp_path / "a.png", tmp_path / "b.png"]
+    for path, image in zip(files, images, strict=True):
+        image.save(path)
+    ours = Dataset.from_dict({"img": images, "label": [3, 4], "file": list(map(str, files))})
+    ours = ours.cast_column("file", Image())  # stored by path: the push embeds the files
     ours.push_to_hub("user/images", endpoint=local_hub.endpoint)
     env = {
         **os.environ,
@@ -316,8 +323,11 @@ def test_images_we_push_load_in_the_anchor_with_equal_pixels(
     theirs = json.loads(done.stdout.strip().splitlines()[-1])
     assert theirs["features"] == ours.features.to_dict()
     assert theirs["pixels"] == [PIXELS.tolist(), GREY.tolist()]
+    assert theirs["files"] == theirs["pixels"]
+    assert theirs["paths"] == ["a.png", "b.png"]
     assert theirs["modes"] == ["RGB", "L"]
     assert theirs["labels"] == [3, 4]
     back = load_dataset("user/images", split="train", endpoint=local_hub.endpoint)
     assert back.features == ours.features
     assert [pixels(row["img"]) for row in back] == theirs["pixels"]
+    assert [pixels(row["file"]) for row in back] == theirs["pixels"]
