@@ -63,7 +63,10 @@ class Audio(Media):
             )
 
     def __repr__(self) -> str:
-        return f"Audio(sampling_rate={self.sampling_rate!r}, decode={self.decode})"
+        return (
+            f"Audio(sampling_rate={self.sampling_rate!r}, decode={self.decode}, "
+            f"num_channels={self.num_channels!r}, stream_index={self.stream_index!r})"
+        )
 
     def encode_example(self, value: Any) -> dict[str, Any] | None:
         """A path, bytes or ``{"array", "sampling_rate"}`` dict in stored form.

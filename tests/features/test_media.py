@@ -331,3 +331,21 @@ def test_images_we_push_load_in_the_anchor_with_equal_pixels(
     assert back.features == ours.features
     assert [pixels(row["img"]) for row in back] == theirs["pixels"]
     assert [pixels(row["file"]) for row in back] == theirs["pixels"]
+
+
+def test_filter_gets_images_and_flatten_keeps_them_as_the_anchor(anchor: ModuleType) -> None:
+    images = [PIL.Image.fromarray(PIXELS), PIL.Image.fromarray(GREY)]
+    columns = {"img": images, "s": [{"x": 1, "y": {"z": 2}}, {"x": 3, "y": {"z": 4}}]}
+    ours, theirs = Dataset.from_dict(columns), anchor.Dataset.from_dict(columns)
+    assert ours.filter(lambda row: row["img"].mode == "L")["s"][:] == [columns["s"][1]]
+    assert ours.filter(lambda b: [i.mode == "L" for i in b["img"]], batched=True).num_rows == 1
+    assert ours.flatten().features.to_dict() == theirs.flatten().features.to_dict()
+    assert pixels(ours.flatten()[0]["img"]) == PIXELS.tolist()
+    raw, raw_theirs = (
+        ours.cast_column("img", Image(decode=False)),
+        theirs.cast_column("img", anchor.Image(decode=False)),
+    )
+    assert raw.flatten().features.to_dict() == raw_theirs.flatten().features.to_dict()
+    assert raw.flatten()[:] == raw_theirs.flatten()[:]
+    assert repr(Audio()) == repr(anchor.Audio())
+    assert repr(Image(mode="L")) == repr(anchor.Image(mode="L"))
