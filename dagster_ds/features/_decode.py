@@ -92,21 +92,14 @@ def _stored(schema: pa.Schema) -> bytes | None:
 @functools.lru_cache(maxsize=256)
 def _features(schema: pa.Schema, stored: bytes | None) -> Mapping[str, FeatureType]:
     # ``stored`` is part of the key: schemas compare equal whatever their metadata.
-    from dagster_ds.features._features import features_from_schema_metadata
-    from dagster_ds.features._mapping import arrow_type_to_feature
+    from dagster_ds.errors import FeatureError
+    from dagster_ds.features._features import Features
 
-    known = features_from_schema_metadata({b"huggingface": stored}) if stored else None
-    found: dict[str, FeatureType] = {}
-    for field in schema:
-        if known is not None and field.name in known:
-            feature = known[field.name]
-        elif _holds_json(field.type):
-            feature = arrow_type_to_feature(field.type)
-        else:
-            continue
-        if requires_decoding(feature):
-            found[field.name] = feature
-    return found
+    try:  # a stored feature counts only where its Arrow type is the column's
+        features = Features.from_arrow_schema(schema)
+    except FeatureError:
+        return {}
+    return {name: feature for name, feature in features.items() if requires_decoding(feature)}
 
 
 @functools.lru_cache(maxsize=256)

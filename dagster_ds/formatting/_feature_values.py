@@ -16,9 +16,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.features import FeatureType, cast_array
+from dagster_ds.errors import FeatureError
+from dagster_ds.features import Features, FeatureType, cast_array, features_to_schema_metadata
 from dagster_ds.features._decode import column_features
 from dagster_ds.features._encode import encode_nested
+from dagster_ds.features._media import Media
+
+_DO_NOT_FIT = (FeatureError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError)
 
 
 class StoredValue:
@@ -30,10 +34,17 @@ class StoredValue:
         self.feature, self.value = feature, value
 
 
-def stored_array(values: Sequence[StoredValue]) -> pa.Array[Any]:
-    """Values of one column (all `StoredValue`) as an array of their feature's type."""
+def stored_array(values: Sequence[StoredValue]) -> pa.Array[Any] | None:
+    """Values of one column (all `StoredValue`) as an array of their feature's type.
+
+    None when they do not fit it (the function put something else in the column):
+    the column is then typed from its values, as any other.
+    """
     feature = values[0].feature
-    return array_of(feature, [item.value for item in values])
+    try:
+        return array_of(feature, [item.value for item in values])
+    except _DO_NOT_FIT:
+        return None
 
 
 def array_of(feature: FeatureType, values: Sequence[Any]) -> pa.Array[Any]:
@@ -65,7 +76,30 @@ def encode_batch_result(result: Any, schema: pa.Schema) -> None:
         values = columns.get(name)
         if isinstance(values, list | tuple):
             items: Sequence[Any] = values  # pyright: ignore[reportUnknownVariableType]
-            columns[name] = array_of(feature, items)
+            try:
+                columns[name] = array_of(feature, items)
+            except _DO_NOT_FIT:
+                continue  # something else than the input's values: typed as any column
+
+
+def with_media_features(
+    merged: pa.RecordBatch, inputs: pa.RecordBatch, replaced: Sequence[str]
+) -> pa.RecordBatch:
+    """``merged`` with the `Image`/`Audio` features of the input columns it still holds.
+
+    A stream's map output has no features of its own (the anchor's neither), but its
+    image and sound columns still decode when read, as the anchor hands them out.
+    """
+    kept = {
+        name: feature
+        for name, feature in column_features(inputs.schema).items()
+        if isinstance(feature, Media)
+        and name in merged.schema.names
+        and (name not in replaced or merged.schema.field(name).type == feature.pa_type)
+    }
+    if not kept:
+        return merged
+    return merged.replace_schema_metadata(features_to_schema_metadata(Features(kept)))
 
 
 def is_stored(values: Any) -> bool:

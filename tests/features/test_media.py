@@ -165,6 +165,10 @@ def test_streaming_decodes_and_encodes_through_the_same_formatter(image_file: Pa
     mapped = stream.map(lambda row: seen.append(row["img"].size) or {"n": row["n"] + 1})
     assert next(iter(mapped))["n"] == 2
     assert seen == [(3, 2)]
+    # As the anchor, a streaming map's output still hands out images (kept or returned).
+    assert pixels(next(iter(mapped))["img"]) == PIXELS.tolist()
+    rotated = stream.map(lambda row: {"img": row["img"].rotate(180)})
+    assert pixels(next(iter(rotated))["img"]) == PIXELS[::-1, ::-1].tolist()
     from_map_style = Dataset.from_dict({"img": [PIL.Image.fromarray(GREY)]}).to_iterable_dataset()
     assert pixels(next(iter(from_map_style))["img"]) == GREY.tolist()
 
