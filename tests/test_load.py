@@ -170,3 +170,7 @@ def test_file_constructors_take_cache_dir(tmp_path: Path) -> None:
     ds = Dataset.from_csv(str(tmp_path / "a.csv"), cache_dir=str(tmp_path / "c"))
     assert ds["a"][:] == [1]
     assert all(Path(f["filename"]).is_relative_to(tmp_path / "c") for f in ds.cache_files)
+    splits = DatasetDict.from_csv({"train": str(tmp_path / "a.csv")}, cache_dir=tmp_path / "d")
+    files = splits["train"].cache_files
+    assert files
+    assert all(Path(f["filename"]).is_relative_to(tmp_path / "d") for f in files)
