@@ -66,9 +66,13 @@ def decode_nested(feature: FeatureType, value: Any) -> Any:
 
 
 def column_decoders(schema: pa.Schema) -> Mapping[str, Decoder]:
-    """The decoder of each column of ``schema`` whose values change when read (often none)."""
+    """The decoder of each column of ``schema`` whose values change when read (often none).
+
+    Called for every batch handed out, so the common case (features that decode
+    nothing, describing every column) costs one metadata read and no parsing.
+    """
     stored = _stored(schema)
-    if stored is None and not any(_holds_json(field.type) for field in schema):
+    if stored is _NOTHING:
         return {}
     return _decoders(schema, stored)
 
@@ -76,17 +80,35 @@ def column_decoders(schema: pa.Schema) -> Mapping[str, Decoder]:
 def column_features(schema: pa.Schema) -> Mapping[str, FeatureType]:
     """The feature of each column of ``schema`` whose values change when read (often none)."""
     stored = _stored(schema)
-    if stored is None and not any(_holds_json(field.type) for field in schema):
+    if stored is _NOTHING:
         return {}
     return _features(schema, stored)
 
 
+_NOTHING = b""
+
+
 def _stored(schema: pa.Schema) -> bytes | None:
+    """The features metadata to decode by; `_NOTHING` when nothing can need decoding."""
     metadata = schema.metadata
     stored = metadata.get(b"huggingface") if metadata else None
     if stored is not None and not any(marker in stored for marker in _MARKERS):
-        return None
+        if _described(stored) >= set(schema.names):
+            return _NOTHING  # every column has a feature, and none decodes
+        stored = None
+    if stored is None and not any(_holds_json(field.type) for field in schema):
+        return _NOTHING
     return stored
+
+
+@functools.lru_cache(maxsize=256)
+def _described(stored: bytes) -> frozenset[str]:
+    """The columns that features metadata describes."""
+    try:
+        features = json.loads(stored)["info"]["features"]
+    except (ValueError, KeyError, TypeError):
+        return frozenset()
+    return frozenset(features) if isinstance(features, dict) else frozenset()
 
 
 @functools.lru_cache(maxsize=256)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from dagster_ds import Dataset, Features, IterableDataset, Json, List, Value, load_dataset
@@ -120,3 +121,16 @@ def test_other_columns_are_untouched(kind: str) -> None:
         None if kind == "python" else kind
     )
     assert list(ds[:]["s"]) == ["a", "b"]
+
+
+def test_arrow_json_columns_decode_without_features_metadata() -> None:
+    from dagster_ds.formatting import Formatter
+
+    texts = pa.array(['{"a":1}', "[2]"], pa.string())
+    table = pa.table({"j": pa.ExtensionArray.from_storage(pa.json_(), texts), "n": [1, 2]})
+    described = table.replace_schema_metadata(
+        {b"huggingface": b'{"info": {"features": {"n": {"dtype": "int64", "_type": "Value"}}}}'}
+    )
+    for data in (table, described, described.to_batches()[0]):
+        assert Formatter.create(None).rows(data) == [{"j": {"a": 1}, "n": 1}, {"j": [2], "n": 2}]
+    assert Formatter.create("arrow").batch(table).column("j").type == pa.json_()
