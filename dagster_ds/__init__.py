@@ -28,6 +28,7 @@ from dagster_ds.errors import InvalidArgumentError as InvalidArgumentError
 from dagster_ds.errors import InvalidFingerprintError as InvalidFingerprintError
 from dagster_ds.errors import InvalidRepoIdError as InvalidRepoIdError
 from dagster_ds.errors import MalformedFileError as MalformedFileError
+from dagster_ds.errors import MissingExtraError as MissingExtraError
 from dagster_ds.errors import NotASavedDatasetError as NotASavedDatasetError
 from dagster_ds.errors import RepoNotFoundError as RepoNotFoundError
 from dagster_ds.errors import RevisionNotFoundError as RevisionNotFoundError
@@ -39,8 +40,10 @@ from dagster_ds.features import Array2D as Array2D
 from dagster_ds.features import Array3D as Array3D
 from dagster_ds.features import Array4D as Array4D
 from dagster_ds.features import Array5D as Array5D
+from dagster_ds.features import Audio as Audio
 from dagster_ds.features import ClassLabel as ClassLabel
 from dagster_ds.features import Features as Features
+from dagster_ds.features import Image as Image
 from dagster_ds.features import Json as Json
 from dagster_ds.features import LargeList as LargeList
 from dagster_ds.features import List as List
@@ -64,6 +67,7 @@ __all__ = [
     "Array3D",
     "Array4D",
     "Array5D",
+    "Audio",
     "CastError",
     "ClassLabel",
     "ClassLabelError",
@@ -83,6 +87,7 @@ __all__ = [
     "HubAuthError",
     "HubFeaturesMismatchError",
     "HubRequestError",
+    "Image",
     "InvalidArgumentError",
     "InvalidFingerprintError",
     "InvalidRepoIdError",
@@ -92,6 +97,7 @@ __all__ = [
     "LargeList",
     "List",
     "MalformedFileError",
+    "MissingExtraError",
     "NamedSplit",
     "NotASavedDatasetError",
     "RepoNotFoundError",

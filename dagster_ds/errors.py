@@ -16,6 +16,7 @@ inherits that builtin too::
     ├── DatasetReleasedError (RuntimeError)  a dataset was used after its ``with`` block
     ├── DataFilesNotFoundError (FileNotFoundError)  a data_files path or pattern matches no file
     ├── InvalidDataFilesError (TypeError)  data_files is not a path, list or dict of paths
+    ├── MissingExtraError (ImportError)  an optional dependency (an extra) is not installed
     ├── UnknownFormatError (ValueError)  no reader, writer or output format of that name
     ├── FormatOptionError (ValueError)  a read/write option is invalid or not accepted
     ├── MalformedFileError (ValueError)  a file's content cannot be parsed (path, line)
@@ -156,6 +157,10 @@ class UnhashableError(DagsterDsError, TypeError, pickle.PicklingError):
 
 class FeatureError(DagsterDsError, ValueError):
     """A feature type is malformed (a bad dtype string) or not supported."""
+
+
+class MissingExtraError(DagsterDsError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
 
 
 class ClassLabelError(FeatureError):

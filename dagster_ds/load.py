@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import pyarrow as pa
 
 from dagster_ds.arrow import Dataset, DatasetDict
+from dagster_ds.arrow._dataset_sources import in_cache_dir
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._results import Transform, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
@@ -56,6 +57,7 @@ def load_dataset(
     revision: str | None = None,
     token: str | None = None,
     endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     **reader_options: Any,
 ) -> Dataset: ...
 @overload
@@ -73,6 +75,7 @@ def load_dataset(
     revision: str | None = None,
     token: str | None = None,
     endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     **reader_options: Any,
 ) -> DatasetDict: ...
 @overload
@@ -91,6 +94,7 @@ def load_dataset(
     revision: str | None = None,
     token: str | None = None,
     endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     **reader_options: Any,
 ) -> IterableDataset: ...
 @overload
@@ -109,6 +113,7 @@ def load_dataset(
     revision: str | None = None,
     token: str | None = None,
     endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     **reader_options: Any,
 ) -> IterableDatasetDict: ...
 def load_dataset(
@@ -125,6 +130,7 @@ def load_dataset(
     revision: str | None = None,
     token: str | None = None,
     endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     **reader_options: Any,
 ) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     r"""Load a dataset from data files, as ``datasets.load_dataset`` does.
@@ -150,6 +156,9 @@ def load_dataset(
     back). The Hub is ``endpoint`` if given, else ``HF_ENDPOINT`` (read at call
     time), else https://huggingface.co.
 
+    ``cache_dir`` is the cache the loaded splits are stored in (and found in, by any
+    process given the same folder), instead of ``$DAGSTER_DS_CACHE``.
+
     Returns:
         The ``split`` asked for, else a `DatasetDict` of every split
         (`IterableDataset` and `IterableDatasetDict` when streaming).
@@ -161,6 +170,41 @@ def load_dataset(
         >>> load_dataset("json", data_files=str(folder / "rows.jsonl"), split="train")["a"][:]
         [1, 2]
     """
+    with in_cache_dir(cache_dir):
+        return _load_dataset(
+            path,
+            name,
+            data_dir,
+            data_files,
+            split,
+            features,
+            streaming,
+            storage_options,
+            columns,
+            filters,
+            revision,
+            token,
+            endpoint,
+            reader_options,
+        )
+
+
+def _load_dataset(
+    path: str,
+    name: str | None,
+    data_dir: str | None,
+    data_files: DataFiles | None,
+    split: str | None,
+    features: Features | None,
+    streaming: bool,
+    storage_options: Mapping[str, Any] | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    revision: str | None,
+    token: str | None,
+    endpoint: str | None,
+    reader_options: dict[str, Any],
+) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     origin: dict[str, Any] | None = None
     if _is_hub_repo(path):
         from dagster_ds.hub._load import resolve_hub_dataset

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -107,3 +108,69 @@ def test_arrow_files_written_by_save_to_disk_load_as_a_format(files: Path) -> No
     Dataset.from_list(ROWS).save_to_disk(str(files / "saved"))
     ds = load_dataset("arrow", data_files=str(files / "saved" / "data-*.arrow"), split="train")
     assert ds.to_list() == ROWS
+
+
+_CACHE_DIR_RUN = """
+import sys
+from pathlib import Path
+from dagster_ds import Dataset, load_dataset
+
+data, counter, *cache_dirs = sys.argv[1:]
+
+
+def rows(n):
+    with open(counter, "a") as file:  # one line per run of the generator
+        file.write("ran\\n")
+    yield from ({"i": i} for i in range(n))
+
+
+for cache_dir in cache_dirs:
+    ds = Dataset.from_generator(rows, gen_kwargs={"n": 3}, cache_dir=cache_dir)
+    loaded = load_dataset("json", data_files=data, split="train", cache_dir=cache_dir)
+    files = ds.cache_files + loaded.cache_files
+    inside = [Path(f["filename"]).is_relative_to(cache_dir) for f in files]
+    print(ds["i"][:], loaded["a"][:], inside)
+"""
+
+
+def test_cache_dir_is_reused_by_another_process_and_a_new_one_recomputes(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"a": 1}\n{"a": 2}\n')
+    counter = tmp_path / "runs.txt"
+
+    def run(*cache_dirs: Path) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", _CACHE_DIR_RUN, str(data), str(counter), *map(str, cache_dirs)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()
+
+    expected = "[0, 1, 2] [1, 2] [True, True]"
+    assert run(tmp_path / "one") == [expected]
+    assert counter.read_text().count("ran") == 1
+    assert run(tmp_path / "one", tmp_path / "two") == [expected, expected]
+    # The second process reused the rows in "one" and computed them again in "two" only.
+    assert counter.read_text().count("ran") == 2
+    assert any((tmp_path / "one").rglob("*.arrow"))
+    default = Path(os.environ["DAGSTER_DS_CACHE"])
+    assert not default.exists() or not any(default.rglob("*.arrow"))
+
+
+def test_file_constructors_take_cache_dir(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_text("a\n1\n")
+    ds = Dataset.from_csv(str(tmp_path / "a.csv"), cache_dir=str(tmp_path / "c"))
+    assert ds["a"][:] == [1]
+    assert all(Path(f["filename"]).is_relative_to(tmp_path / "c") for f in ds.cache_files)
+    splits = DatasetDict.from_csv({"train": str(tmp_path / "a.csv")}, cache_dir=tmp_path / "d")
+    files = splits["train"].cache_files
+    assert files
+    assert all(Path(f["filename"]).is_relative_to(tmp_path / "d") for f in files)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
@@ -96,6 +97,7 @@ class Dataset(
             2
         """
         from dagster_ds.arrow._function_options import check_mixed_types
+        from dagster_ds.features._image import image_columns
         from dagster_ds.formatting._outputs import mixed_as_json
 
         check_mixed_types(on_mixed_types)
@@ -109,10 +111,15 @@ class Dataset(
             for name, values in columns.items():
                 if name in features and holds_python_encoded(features[name]):
                     columns[name] = features.encode_column(values, name)
+        images = image_columns(columns) if features is None else {}
+        for name, feature in images.items():  # PIL images: an Image column, as the anchor
+            columns[name] = feature.encoded_array(list(columns[name]))
         try:
             table = pa.Table.from_pydict(columns, schema=schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            table = pa.Table.from_pydict(columns)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            table = pa.Table.from_pydict(columns)  # cast to the features (lists of Json, say)
+        if images:
+            features = Features({**Features.from_arrow_schema(table.schema), **images})
         return cls(table, features=features, split=split)
 
     @classmethod
@@ -161,8 +168,12 @@ class Dataset(
         gen_kwargs: Mapping[str, Any] | None = None,
         split: str | None = None,
         writer_batch_size: int = _ITER_BATCH,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> Dataset:
         """A dataset from a generator of rows, cached under the hash of the generator and kwargs.
+
+        ``cache_dir`` is the cache the rows are stored in (and found in, by any process
+        given the same folder), instead of ``$DAGSTER_DS_CACHE``.
 
         Example:
             >>> def rows(n):
@@ -170,11 +181,13 @@ class Dataset(
             >>> Dataset.from_generator(rows, gen_kwargs={"n": 3}).num_rows
             3
         """
+        from dagster_ds.arrow._dataset_sources import in_cache_dir
         from dagster_ds.arrow._sources import dataset_from_generator
 
-        return dataset_from_generator(
-            cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size
-        )
+        with in_cache_dir(cache_dir):
+            return dataset_from_generator(
+                cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size
+            )
 
     @classmethod
     def _derived(
@@ -343,7 +356,7 @@ class Dataset(
         plain = self._output_format == OutputFormat()
         for table in self._iter_tables(_ITER_BATCH):
             if plain:
-                yield from table.to_pylist()
+                yield from self._output_format.rows(table)  # decodes Json, Image, Audio
             else:
                 for index in range(table.num_rows):
                     yield self._output_format.row(table.slice(index, 1))

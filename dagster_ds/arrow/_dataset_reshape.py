@@ -72,7 +72,7 @@ class ReshapeMethods:
             batched=True,
             remove_columns=dataset.column_names,
             features=features,
-            fn_kwargs={"max_depth": max_depth},
+            fn_kwargs={"max_depth": max_depth, "names": list(features)},
             new_fingerprint=new_fingerprint,
             desc="Flattening the dataset",
         )
@@ -165,11 +165,24 @@ def _grouped(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=table.column_names)
 
 
-def _flattened(table: pa.Table, max_depth: int) -> pa.Table:
+def _flattened(table: pa.Table, max_depth: int, names: list[str]) -> pa.Table:
+    """Struct columns split until the columns are ``names`` (images stay whole)."""
     for _ in range(max_depth):
-        if not any(pa.types.is_struct(field.type) for field in table.schema):
+        split = [
+            field.name
+            for field in table.schema
+            if pa.types.is_struct(field.type) and field.name not in names
+        ]
+        if not split:
             break
-        table = table.flatten()
+        columns: dict[str, Any] = {}
+        for name, column in zip(table.column_names, table.columns, strict=True):
+            if name in split:
+                for sub_field, sub in zip(column.type, column.flatten(), strict=True):
+                    columns[f"{name}.{sub_field.name}"] = sub
+            else:
+                columns[name] = column
+        table = pa.table(columns)
     return table
 
 

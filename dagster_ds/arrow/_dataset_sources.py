@@ -6,15 +6,32 @@ like any loaded split; ``from_file`` memory-maps an Arrow file as it is.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
+
+from dagster_ds.cache import cache_root
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
     from dagster_ds.features import Features
 
 PathOrPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+@contextlib.contextmanager
+def in_cache_dir(cache_dir: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Results made inside cache into ``cache_dir`` (the anchor's ``cache_dir=``), if given.
+
+    The one mechanism an asset uses too (`cache_root`): a process given the same
+    folder finds what another stored there.
+    """
+    if cache_dir is None:
+        yield
+        return
+    with cache_root(os.fspath(cache_dir)):
+        yield
 
 
 def _load(
@@ -29,7 +46,6 @@ def _load(
 
     del num_proc  # reading streams batch by batch; there is nothing to spread
     kwargs.pop("keep_in_memory", None)
-    kwargs.pop("cache_dir", None)
     files: Any = (
         os.fspath(path_or_paths)
         if isinstance(path_or_paths, str | os.PathLike)
@@ -48,15 +64,15 @@ class SourceMethods:
         path_or_paths: PathOrPaths,
         split: str | None = None,
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         num_proc: int | None = None,
         **kwargs: Any,
     ) -> Dataset:
         r"""A dataset from one or several CSV files (``kwargs``: `iter_csv_batches` options).
 
-        ``cache_dir`` and ``keep_in_memory`` are accepted for the anchor's sake: the
-        result lives in the dagster_ds cache (``$DAGSTER_DS_CACHE``).
+        ``cache_dir`` is the cache the result is stored in (default: the dagster_ds
+        cache); ``keep_in_memory`` is accepted for the anchor's sake.
 
         Example:
             >>> import pathlib, tempfile
@@ -65,8 +81,10 @@ class SourceMethods:
             >>> Dataset.from_csv(path)[0]
             {'a': 1, 'b': 'x'}
         """
-        del cache_dir, keep_in_memory
-        return _load("csv", path_or_paths, split, features, num_proc, dict(kwargs))
+        del keep_in_memory
+        return _load(
+            "csv", path_or_paths, split, features, num_proc, {**kwargs, "cache_dir": cache_dir}
+        )
 
     @classmethod
     def from_json(
@@ -74,7 +92,7 @@ class SourceMethods:
         path_or_paths: PathOrPaths,
         split: str | None = None,
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         field: str | None = None,
         num_proc: int | None = None,
@@ -89,8 +107,8 @@ class SourceMethods:
             >>> Dataset.from_json(path)["a"][:]
             [1, 2]
         """
-        del cache_dir, keep_in_memory
-        options = dict(kwargs)
+        del keep_in_memory
+        options = {**kwargs, "cache_dir": cache_dir}
         if field is not None:
             options["field"] = field
         return _load("json", path_or_paths, split, features, num_proc, options)
@@ -101,7 +119,7 @@ class SourceMethods:
         path_or_paths: PathOrPaths,
         split: str | None = None,
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         columns: Sequence[str] | None = None,
         num_proc: int | None = None,
@@ -116,8 +134,8 @@ class SourceMethods:
             >>> Dataset.from_parquet(path, columns=["b"]).column_names
             ['b']
         """
-        del cache_dir, keep_in_memory
-        options = dict(kwargs)
+        del keep_in_memory
+        options = {**kwargs, "cache_dir": cache_dir}
         if columns is not None:
             options["columns"] = list(columns)
         return _load("parquet", path_or_paths, split, features, num_proc, options)
@@ -128,7 +146,7 @@ class SourceMethods:
         path_or_paths: PathOrPaths,
         split: str | None = None,
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         num_proc: int | None = None,
         **kwargs: Any,
@@ -142,8 +160,10 @@ class SourceMethods:
             >>> Dataset.from_text(path)["text"][:]
             ['hello', 'world']
         """
-        del cache_dir, keep_in_memory
-        return _load("text", path_or_paths, split, features, num_proc, dict(kwargs))
+        del keep_in_memory
+        return _load(
+            "text", path_or_paths, split, features, num_proc, {**kwargs, "cache_dir": cache_dir}
+        )
 
     @classmethod
     def from_file(

@@ -463,18 +463,20 @@ class DatasetDict(dict[str, Dataset]):
     def from_csv(
         path_or_paths: Mapping[str, Any],
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         **kwargs: Any,
     ) -> DatasetDict:
         """One split per entry of ``path_or_paths`` (split name to path or paths), from CSV."""
-        return _from_files(Dataset.from_csv, path_or_paths, features, kwargs)
+        return _from_files(
+            Dataset.from_csv, path_or_paths, features, {**kwargs, "cache_dir": cache_dir}
+        )
 
     @staticmethod
     def from_json(
         path_or_paths: Mapping[str, Any],
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         **kwargs: Any,
     ) -> DatasetDict:
@@ -487,32 +489,39 @@ class DatasetDict(dict[str, Dataset]):
             >>> DatasetDict.from_json({"test": path})["test"]["a"][:]
             [1]
         """
-        return _from_files(Dataset.from_json, path_or_paths, features, kwargs)
+        return _from_files(
+            Dataset.from_json, path_or_paths, features, {**kwargs, "cache_dir": cache_dir}
+        )
 
     @staticmethod
     def from_parquet(
         path_or_paths: Mapping[str, Any],
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         columns: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> DatasetDict:
         """One split per entry of ``path_or_paths``, from Parquet (only ``columns``)."""
         return _from_files(
-            Dataset.from_parquet, path_or_paths, features, {"columns": columns, **kwargs}
+            Dataset.from_parquet,
+            path_or_paths,
+            features,
+            {"columns": columns, **kwargs, "cache_dir": cache_dir},
         )
 
     @staticmethod
     def from_text(
         path_or_paths: Mapping[str, Any],
         features: Features | None = None,
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         keep_in_memory: bool = False,
         **kwargs: Any,
     ) -> DatasetDict:
         """One split per entry of ``path_or_paths``, a row per line of text."""
-        return _from_files(Dataset.from_text, path_or_paths, features, kwargs)
+        return _from_files(
+            Dataset.from_text, path_or_paths, features, {**kwargs, "cache_dir": cache_dir}
+        )
 
     def push_to_hub(
         self,

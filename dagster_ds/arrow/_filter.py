@@ -60,7 +60,7 @@ def filter_dataset(
             return _as_mask(awaited_all([function(*call, **fn_kwargs)])[0], table.num_rows, where)
         plain = output_format == OutputFormat()
         rows = (
-            inputs.to_pylist()
+            output_format.rows(inputs)  # decodes Json, Image, Audio values
             if plain
             else [output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
         )

@@ -16,6 +16,7 @@ Example:
     True
 """
 
+from dagster_ds.features._audio import Audio as Audio
 from dagster_ds.features._cast import cast_array as cast_array
 from dagster_ds.features._cast import cast_table as cast_table
 from dagster_ds.features._composite import Array2D as Array2D
@@ -31,6 +32,7 @@ from dagster_ds.features._features import (
     features_from_schema_metadata as features_from_schema_metadata,
 )
 from dagster_ds.features._features import features_to_schema_metadata as features_to_schema_metadata
+from dagster_ds.features._image import Image as Image
 from dagster_ds.features._mapping import arrow_type_to_feature as arrow_type_to_feature
 from dagster_ds.features._mapping import feature_to_arrow_type as feature_to_arrow_type
 from dagster_ds.features._types import ClassLabel as ClassLabel
@@ -46,9 +48,11 @@ __all__ = [
     "Array3D",
     "Array4D",
     "Array5D",
+    "Audio",
     "ClassLabel",
     "FeatureType",
     "Features",
+    "Image",
     "Json",
     "LargeList",
     "List",

@@ -27,6 +27,7 @@ from dagster_ds.features._checks import (
 from dagster_ds.features._composite import Composite
 from dagster_ds.features._features import Features
 from dagster_ds.features._mapping import contains_class_label, feature_to_arrow_type
+from dagster_ds.features._media import Media
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
 
 _INT_PATTERN = r"^[+-]?[0-9]+$"
@@ -137,6 +138,8 @@ def cast_table(
 
 
 def _cast(array: pa.Array, feature: FeatureType, where: Where) -> pa.Array:
+    if isinstance(feature, Media):
+        array = feature.to_storage(array)
     if isinstance(feature, Composite):
         feature = feature.storage
     target = feature_to_arrow_type(feature)

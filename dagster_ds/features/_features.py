@@ -15,6 +15,7 @@ from dagster_ds.features._mapping import (
     feature_to_arrow_type,
     upgrade_legacy_lists,
 )
+from dagster_ds.features._media import Media
 from dagster_ds.features._serialize import (
     ANCHOR_ONLY_TYPES,
     feature_from_dict,
@@ -181,6 +182,8 @@ class Features(dict[str, FeatureType]):
     def flatten(self, max_depth: int = 16) -> Features:
         """Replace each struct column by one column per field, named ``column.field``.
 
+        `Image` and `Audio` columns stay whole unless ``decode=False`` (as the anchor).
+
         Args:
             max_depth: How many levels of nesting to flatten at most.
 
@@ -193,6 +196,8 @@ class Features(dict[str, FeatureType]):
             flattened = Features()
             changed = False
             for name, feature in current.items():
+                if isinstance(feature, Media) and not feature.decode:
+                    feature = feature.storage  # as the anchor: stored form, two columns
                 if isinstance(feature, dict):
                     changed = True
                     for sub_name, sub in feature.items():

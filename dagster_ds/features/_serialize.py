@@ -25,7 +25,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from dagster_ds.errors import FeatureError
+from dagster_ds.features._audio import Audio
 from dagster_ds.features._composite import COMPOSITE_TYPES, Composite, composite_from_form
+from dagster_ds.features._image import Image
+from dagster_ds.features._media import Media
 from dagster_ds.features._types import (
     ClassLabel,
     FeatureType,
@@ -36,13 +39,12 @@ from dagster_ds.features._types import (
     Value,
 )
 
-# Feature types of the anchor that dagster_ds does not model (media, arrays, translation).
+MEDIA_TYPES: dict[str, type[Media]] = {"Audio": Audio, "Image": Image}
+# Feature types of the anchor that dagster_ds does not model.
 ANCHOR_ONLY_TYPES = frozenset(
     {
-        "Audio",
         "BioSequence",
         "BioStructure",
-        "Image",
         "Mesh",
         "Nifti",
         "Pdf",
@@ -125,6 +127,9 @@ def feature_from_dict(obj: Any) -> FeatureType:
         return LargeList(feature_from_dict(_required(fields, "feature", kind)), id=feature_id)
     if kind == "Json":
         return Json(decode=fields.get("decode", True), id=feature_id)
+    if kind in MEDIA_TYPES:
+        media: Any = MEDIA_TYPES[kind].from_form(fields)
+        return media
     if kind in COMPOSITE_TYPES:
         composite: Any = composite_from_form(kind, fields)
         return composite
@@ -132,7 +137,8 @@ def feature_from_dict(obj: Any) -> FeatureType:
         raise FeatureError(f"Feature type {kind!r} of the datasets library is not supported yet.")
     raise FeatureError(
         f"Unknown feature type {kind!r}; known types: Value, ClassLabel, List, Sequence, "
-        "LargeList, Json, Array2D-Array5D, Translation, TranslationVariableLanguages."
+        "LargeList, Json, Array2D-Array5D, Translation, TranslationVariableLanguages, Image, "
+        "Audio."
     )
 
 

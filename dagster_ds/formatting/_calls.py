@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dagster_ds.formatting._feature_values import encode_batch_result, encode_results
 from dagster_ds.formatting._formatter import ArrowData, Formatter
 
 # Examples turned into Python objects at a time by per-example map and filter: small
@@ -33,15 +34,20 @@ class FunctionCall:
         function, kwargs, columns = self.function, self.fn_kwargs, self.input_columns
         if columns is None and not self.with_indices:
             if not kwargs:
-                return rows, awaited_all(list(map(function, rows)))
-            return rows, awaited_all([function(row, **kwargs) for row in rows])
+                results = awaited_all(list(map(function, rows)))
+            else:
+                results = awaited_all([function(row, **kwargs) for row in rows])
+            encode_results(results, batch.schema)
+            return rows, results
         results: list[Any] = []
         for offset, row in enumerate(rows):
             args: list[Any] = [row] if columns is None else [row[name] for name in columns]
             if self.with_indices:
                 args.append(first_index + offset)
             results.append(function(*args, **kwargs))
-        return rows, awaited_all(results)
+        results = awaited_all(results)
+        encode_results(results, batch.schema)
+        return rows, results
 
     def batched(self, batch: ArrowData, first_index: int) -> tuple[Any, Any]:
         """The formatted batch and the function's result for it."""
@@ -50,7 +56,9 @@ class FunctionCall:
         args: list[Any] = [formatted] if columns is None else [formatted[name] for name in columns]
         if self.with_indices:
             args.append(list(range(first_index, first_index + batch.num_rows)))
-        return formatted, awaited_all([self.function(*args, **self.fn_kwargs)])[0]
+        result = awaited_all([self.function(*args, **self.fn_kwargs)])[0]
+        encode_batch_result(result, batch.schema)
+        return formatted, result
 
 
 def returned_input(inputs: Sequence[Any], results: Sequence[Any]) -> bool:

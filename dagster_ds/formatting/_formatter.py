@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 
 from dagster_ds.errors import UnknownFormatError
+from dagster_ds.features._decode import column_decoders
 
 ArrowData: TypeAlias = pa.Table | pa.RecordBatch
 """A table (map-style datasets) or a record batch (streams): formatters take both."""
@@ -120,12 +121,12 @@ class Formatter:
         """A batch in this format: a dict of columns, a table or a DataFrame."""
         formatted, rest = self._split(data)
         if self.transform is not None:
-            result = self.transform(formatted.to_pydict())
+            result = self.transform(_decoded_pydict(formatted))
         else:
             result = _format_batch(formatted, self.type, self.kwargs)
         if rest is not None and rest.num_columns:
             if isinstance(result, dict):
-                result.update(rest.to_pydict())
+                result.update(_decoded_pydict(rest))
             elif self.type == "pandas":
                 result = result.join(rest.to_pandas())
         return result
@@ -133,7 +134,13 @@ class Formatter:
     def rows(self, data: ArrowData) -> list[Any]:
         """Every row of ``data`` in this format (a dict, or a 1-row table or DataFrame)."""
         if self.is_plain:
-            return data.to_pylist()
+            decoders = column_decoders(data.schema)
+            if not decoders:
+                return data.to_pylist()
+            columns = _decoded_pydict(data, decoders)
+            names = list(columns)
+            rows = zip(*columns.values(), strict=True)
+            return [dict(zip(names, values, strict=True)) for values in rows]
         if self.type in ("arrow", "pandas", "custom"):
             return [self.row(data.slice(index, 1)) for index in range(data.num_rows)]
         columns = self.batch(data)
@@ -156,6 +163,9 @@ class Formatter:
         column = data.column(name)
         if kind == "arrow":
             return column
+        decoder = column_decoders(data.schema).get(name)
+        if decoder is not None:
+            return _decoded_column(decoder(column.to_pylist()), kind, name)
         if kind == "numpy":
             return to_numpy(column)
         if kind == "torch":
@@ -178,13 +188,68 @@ class Formatter:
 def _format_batch(table: pa.Table, kind: str, kwargs: Mapping[str, Any]) -> Any:
     if kind == "arrow":
         return table
+    decoders = column_decoders(table.schema)
     if kind == "pandas":
-        return table.to_pandas(**kwargs)
-    if kind == "numpy":
-        return {name: to_numpy(table.column(name)) for name in table.column_names}
+        frame = table.to_pandas(**kwargs)
+        for name, decoder in decoders.items():
+            frame[name] = _decoded_column(decoder(table.column(name).to_pylist()), kind, name)
+        return frame
+    if kind in ("numpy", "torch"):
+        convert = to_numpy if kind == "numpy" else to_torch
+        return {
+            name: _decoded_column(decoders[name](table.column(name).to_pylist()), kind, name)
+            if name in decoders
+            else convert(table.column(name))
+            for name in table.column_names
+        }
+    return _decoded_pydict(table, decoders)
+
+
+def _decoded_pydict(table: ArrowData, decoders: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``table.to_pydict()`` with feature values decoded (JSON text parsed, images opened)."""
+    columns = table.to_pydict()
+    for name, decoder in (column_decoders(table.schema) if decoders is None else decoders).items():
+        if name in columns:
+            columns[name] = decoder(columns[name])
+    return columns
+
+
+def _decoded_column(values: list[Any], kind: str, name: str) -> Any:
+    """Decoded values in a format: images become arrays in numpy and torch, as the anchor."""
+    if kind == "python" or kind == "custom":
+        return values
+    if kind == "pandas":
+        import pandas as pd
+
+        return pd.Series(values, name=name, dtype=object)
+    import numpy as np
+
+    arrays = [np.asarray(value) if _is_image(value) else value for value in values]
+    stacked: Any
+    try:
+        stacked = np.stack(arrays) if arrays and all(_is_array(a) for a in arrays) else None
+    except ValueError:  # images of different sizes
+        stacked = None
+    if stacked is None:
+        stacked = np.empty(len(arrays), dtype=object)
+        stacked[:] = arrays
     if kind == "torch":
-        return {name: to_torch(table.column(name)) for name in table.column_names}
-    return table.to_pydict()
+        import torch
+
+        if stacked.dtype != object:
+            return torch.from_numpy(stacked)
+        return [torch.from_numpy(a) if _is_array(a) else a for a in arrays]
+    return stacked
+
+
+def _is_image(value: Any) -> bool:
+    from dagster_ds.features._image import is_pil_image
+
+    return is_pil_image(value)
+
+
+def _is_array(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and hasattr(value, "shape")
 
 
 def to_numpy(column: pa.Array[Any] | pa.ChunkedArray[Any]) -> Any:

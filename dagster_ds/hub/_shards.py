@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dagster_ds.features._media import embed_files
 from dagster_ds.formats import BatchWriter, open_writer
 
 SourceReader = Callable[[int], Iterable[pa.Table | pa.RecordBatch]]
@@ -113,7 +114,8 @@ def write_job(
             open_writer(path, "parquet", schema=schema, max_row_group_bytes=per_writer)
             for path in paths
         )
-        _fill(writers, (table for source in job.sources for table in read_source(source)))
+        tables = (table for source in job.sources for table in read_source(source))
+        _fill(writers, map(embed_files, tables))  # image and audio files go inside
         for writer in writers:
             writer.close()
     except BaseException:

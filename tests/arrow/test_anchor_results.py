@@ -33,8 +33,11 @@ COLUMNS: dict[str, list[Any]] = {"a": [1, 2, 3], "s": ["x", "y", "z"]}
 
 @pytest.mark.parametrize("kind", ["parquet", "csv", "json"])
 def test_exports_into_a_binary_file_object_write_the_rows(
-    datasets: ModuleType, tmp_path: Path, kind: str
+    datasets: ModuleType, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A file object taken for a path would land in the working folder, named after its
+    # repr ("<_io.BufferedWriter name='..."): work in tmp_path to see it (and not litter).
+    monkeypatch.chdir(tmp_path)
     ours, anchor = tmp_path / f"ours.{kind}", tmp_path / f"anchor.{kind}"
     with ours.open("wb") as file:
         written = getattr(Dataset.from_dict(COLUMNS), f"to_{kind}")(file)
@@ -43,7 +46,8 @@ def test_exports_into_a_binary_file_object_write_the_rows(
     assert written == ours.stat().st_size > 0
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == sorted(
         [ours.name, anchor.name]
-    )  # nothing written under the file object's repr
+    )
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith("<")]  # nothing under a repr
     loader = "parquet" if kind == "parquet" else kind
     back = datasets.load_dataset(loader, data_files=str(ours), split="train")
     assert back.to_dict() == COLUMNS
@@ -72,12 +76,16 @@ def test_csv_and_json_exports_return_the_bytes_written_as_the_anchor(
     assert ours == anchor == streamed == (tmp_path / f"o.{kind}").stat().st_size
 
 
-def test_streaming_export_into_a_file_object(tmp_path: Path) -> None:
+def test_streaming_export_into_a_file_object(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     path = tmp_path / "s.parquet"
     with path.open("wb") as file:
         written = dagster_ds.IterableDataset.from_dict(COLUMNS).to_parquet(file)
     assert written == path.stat().st_size
     assert pq.read_table(path).to_pydict() == COLUMNS
+    assert [p.name for p in tmp_path.rglob("*")] == ["s.parquet"]
 
 
 def _label_features(module: ModuleType) -> Any:

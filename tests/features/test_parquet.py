@@ -103,7 +103,7 @@ def test_metadata_without_features_gives_none() -> None:
 
 
 def test_anchor_only_types_fall_back_to_inference_with_a_warning() -> None:
-    stored = {"img": {"_type": "Image"}, "label": {"names": ["a"], "_type": "ClassLabel"}}
+    stored = {"img": {"_type": "Video"}, "label": {"names": ["a"], "_type": "ClassLabel"}}
     schema = pa.schema(
         [
             ("img", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
@@ -111,7 +111,7 @@ def test_anchor_only_types_fall_back_to_inference_with_a_warning() -> None:
         ],
         metadata={"huggingface": json.dumps({"info": {"features": stored}})},
     )
-    with pytest.warns(UnsupportedFeatureWarning, match="'img' is stored as \\['Image'\\]"):
+    with pytest.warns(UnsupportedFeatureWarning, match="'img' is stored as \\['Video'\\]"):
         features = Features.from_arrow_schema(schema)
     assert features == Features(
         {

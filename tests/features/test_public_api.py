@@ -18,6 +18,7 @@ MODULES = [
     *(f"dagster_ds.features.{name}" for name in ("_dtypes", "_types", "_mapping", "_serialize")),
     *(f"dagster_ds.features.{name}" for name in ("_features", "_encode", "_checks", "_cast")),
     "dagster_ds.features._composite",
+    *(f"dagster_ds.features.{name}" for name in ("_media", "_image", "_audio", "_decode")),
 ]
 
 
@@ -30,9 +31,11 @@ def test_all_is_sorted_and_exactly_the_public_names() -> None:
         "Array3D",
         "Array4D",
         "Array5D",
+        "Audio",
         "ClassLabel",
         "FeatureType",
         "Features",
+        "Image",
         "Json",
         "LargeList",
         "List",

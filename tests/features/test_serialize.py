@@ -140,7 +140,7 @@ def test_legacy_list_spelling_becomes_list() -> None:
 @pytest.mark.parametrize(
     ("form", "message"),
     [
-        ({"x": {"_type": "Image"}}, "'Image' of the datasets library is not supported"),
+        ({"x": {"_type": "Video"}}, "'Video' of the datasets library is not supported"),
         ({"x": {"_type": "Nope"}}, "Unknown feature type 'Nope'"),
         ({"x": {"dtype": "int31", "_type": "Value"}}, "Unknown dtype 'int31'"),
         ({"x": {"_type": "List"}}, "lacks the 'feature' key"),
