@@ -251,7 +251,7 @@ class DatasetStore(dg.IOManager):
         """The records of every stored version of ``asset_key``, newest first.
 
         Each has ``fingerprint`` (the recipe), ``content_fingerprint``, ``num_rows``,
-        ``created`` and the entry ``key``.
+        ``created``, the entry ``key`` and, for a partitioned asset, ``partition``.
         """
         name = asset_key.to_user_string()
         found = [

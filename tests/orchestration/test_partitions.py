@@ -19,6 +19,7 @@ from dagster_ds.errors import (
     DatasetSourceNotFoundError,
 )
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore, dataset_asset, dataset_source
+from dagster_ds.orchestration.io_manager import pinned_versions
 from tests.conftest import REPO_ROOT
 from tests.orchestration._chain import record
 from tests.orchestration._daily import BARRIER_ENV, build
@@ -238,7 +239,8 @@ def test_static_and_dynamic_partitions_observe_and_store_each_partition(
         record("received")
         return batches
 
-    resources = {"io_manager": DatasetIOManager(base_dir=str(store))}
+    # keep_versions applies per partition: fr's version does not push en's out.
+    resources = {"io_manager": DatasetIOManager(base_dir=str(store), keep_versions=1)}
     instance.add_dynamic_partitions("uploads", ["batch-1", "batch-2"])  # batch-2: no file yet
     assert dg.materialize([texts], instance=instance, selection=[texts]).success
     assert dg.materialize([batches], instance=instance, selection=[batches]).success
@@ -254,8 +256,13 @@ def test_static_and_dynamic_partitions_observe_and_store_each_partition(
         )
         assert result.success
     assert body_calls() == ["shouted", "shouted"]  # en the second time: stored, skipped
+    assert len(DatasetStore(str(store)).versions(shouted.key)) == 2
     versions = _partition_versions(instance, shouted.key)
     assert versions["en"] != versions["fr"]
+    pinned = pinned_versions(instance, DatasetStore(str(store)))  # what gc must keep
+    assert {
+        DatasetStore(str(store)).version_key(shouted.key, v[0]) for v in versions.values()
+    } <= pinned
     assert DatasetStore(str(store)).load(shouted.key, versions["fr"][0])["text"][:] == ["BONJOUR"]
 
     uploaded = [batches, received]
