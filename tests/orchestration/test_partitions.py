@@ -96,6 +96,12 @@ def test_a_backfill_of_30_days_with_one_changed_runs_one_transform_and_readers_s
     assert body_calls().count(f"cleaned:{changed}") == 2
     assert len([call for call in body_calls() if call.startswith("cleaned:")]) == 31
     assert {day for day in days if second[day] != first[day]} == {changed}
+    caches = [
+        metadata_value(record_.asset_materialization, "dagster_ds/cache")
+        for record_ in instance.fetch_materializations(CLEANED, limit=30).records
+        if record_.asset_materialization is not None
+    ]
+    assert sorted(caches) == ["hit"] * 29 + ["miss"]  # the 29: nothing run, nothing written
     versions = DatasetStore(str(store)).versions(CLEANED)
     assert len(versions) == 31
     assert {record_["partition"] for record_ in versions} == set(days)
