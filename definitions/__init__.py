@@ -15,6 +15,7 @@ from dagster_ds.orchestration import (
     HubResource,
     fingerprint_refresh_schedule,
 )
+from definitions.daily import daily_assets
 from definitions.pipeline import GROUP, assets, checks
 
 REFRESH_JOB = "nightly_refresh_job"
@@ -32,7 +33,7 @@ nightly_refresh = fingerprint_refresh_schedule(
 )
 
 defs = dg.Definitions(
-    assets=assets,
+    assets=[*assets, *daily_assets],
     asset_checks=checks,
     schedules=[nightly_refresh],
     resources={

@@ -446,24 +446,31 @@ def retain(
     *,
     pinned: Collection[str] = (),
     assets: Collection[str] | None = None,
+    partitions: Collection[str] | None = None,
 ) -> Retention:
-    """Keep the newest ``keep_versions`` versions of each asset, and every ``pinned`` one.
+    """Keep the newest ``keep_versions`` versions of each asset (partition), and every ``pinned``.
 
     Older versions go, with the entries only they referenced; a version or
     entry that a live process holds open stays (reader leases). ``assets``:
-    only these assets' versions are considered (default: all).
+    only these assets' versions are considered (default: all); ``partitions``:
+    only these partitions of them (default: all). Each partition of an asset
+    keeps its own ``keep_versions``.
     """
     if keep_versions < 1:
         raise ValueError(f"keep_versions={keep_versions!r} must be at least 1")
     records = all_versions(store)
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str | None], int] = {}
     kept: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     for record in records:
         asset = str(record.get("asset"))
-        seen[asset] = seen.get(asset, 0) + 1
-        considered = assets is None or asset in assets
-        if not considered or seen[asset] <= keep_versions or record["key"] in pinned:
+        partition = record.get("partition")
+        group = (asset, partition if isinstance(partition, str) else None)
+        seen[group] = seen.get(group, 0) + 1
+        considered = (assets is None or asset in assets) and (
+            partitions is None or group[1] in partitions
+        )
+        if not considered or seen[group] <= keep_versions or record["key"] in pinned:
             kept.append(record)
         else:
             dropped.append(record)

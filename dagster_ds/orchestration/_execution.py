@@ -15,6 +15,7 @@ from dagster_ds.arrow import Dataset, LineageStep
 from dagster_ds.cache import cache_root
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetAssetOutputError
 from dagster_ds.fingerprint import HashNode
+from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._streams import relabel_stream
 from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
 from dagster_ds.orchestration.metadata import (
@@ -71,7 +72,10 @@ def execute(
     name = context.asset_key.to_user_string()
     parents = {param: _require_dataset(name, param, inputs[param]).fingerprint for param in inputs}
     config_values = config.model_dump() if config is not None else None
-    fingerprint, tree = asset_recipe(spec.code_version, parents, config_values)
+    partition = partition_of(context)  # partitions: one version per partition (_partitions.py)
+    fingerprint, tree = asset_recipe(
+        spec.code_version, parents, config_values, partition_key=partition
+    )
     store = _store(context, spec.io_manager_key)
     if (
         spec.code_version is not None
@@ -105,7 +109,7 @@ def _reuse(
 ) -> _Outcome:
     """The stored dataset stands: describe it as before, without running or loading it."""
     key = context.asset_key
-    earlier = _earlier_metadata(context.instance, key, fingerprint)
+    earlier = _earlier_metadata(context.instance, key, fingerprint, partition_of(context))
     described = (
         {k: v for k, v in earlier.items() if k not in RUN_SPECIFIC_KEYS} if earlier else None
     )
@@ -152,8 +156,9 @@ def _run(
     value: Any = result
     dataset: Dataset | IterableDataset = result
     if store is not None:
-        value = store.save(key, result, hash_tree=tree)
-        retained = store.retain(key, context.instance, current=fingerprint)
+        partition = partition_of(context)
+        value = store.save(key, result, hash_tree=tree, partition=partition)
+        retained = store.retain(key, context.instance, current=fingerprint, partition=partition)
         if retained is not None and retained.removed_versions:
             context.log.info(
                 f"Retention (keep_versions={store.keep_versions}): removed"
@@ -189,11 +194,10 @@ def _store(context: dg.AssetExecutionContext, io_manager_key: str) -> DatasetSto
 
 
 def _earlier_metadata(
-    instance: dg.DagsterInstance, key: dg.AssetKey, fingerprint: str
+    instance: dg.DagsterInstance, key: dg.AssetKey, fingerprint: str, partition: str | None
 ) -> Mapping[str, Any] | None:
-    """The metadata of the latest materialization, if it has this recipe fingerprint."""
-    event = instance.get_latest_materialization_event(key)
-    materialization = event.asset_materialization if event is not None else None
+    """The metadata of the latest materialization (of the partition), if it has this recipe."""
+    materialization = latest_materialization(instance, key, partition)
     if materialization is None:
         return None
     recorded = materialization.metadata.get(Key.FINGERPRINT.value)

@@ -46,6 +46,7 @@ def dataset_asset(
     push_to_hub: HubTarget | str | None = None,
     hub_resource_key: str = "hub",
     translator: DatasetTranslator | None = None,
+    partitions_def: dg.PartitionsDefinition | None = None,
 ) -> Callable[[AssetFunction], dg.AssetsDefinition]: ...
 def dataset_asset(
     fn: AssetFunction | None = None,
@@ -70,6 +71,7 @@ def dataset_asset(
     push_to_hub: HubTarget | str | None = None,
     hub_resource_key: str = "hub",
     translator: DatasetTranslator | None = None,
+    partitions_def: dg.PartitionsDefinition | None = None,
 ) -> dg.AssetsDefinition | Callable[[AssetFunction], dg.AssetsDefinition]:
     """Make a dataset transform a Dagster asset, versioned by fingerprint.
 
@@ -116,6 +118,14 @@ def dataset_asset(
             is already on the Hub makes no commit).
         hub_resource_key: The resource key of the `HubResource`.
         translator: Builds the data-describing metadata (`DatasetTranslator`).
+        partitions_def: Partition the asset (daily, hourly, static, dynamic...). Each
+            partition is its own version in the store, with its own fingerprint
+            (the partition key is part of the recipe) and data version, and is
+            skipped when already stored; a backfill runs only the partitions
+            whose recipe changed. An upstream partitioned asset is read through
+            the input's partition mapping (``ins={"p": dg.AssetIn(partition_mapping=...)}``):
+            one partition as its dataset, several as one `Dataset` whose shards
+            are the partitions.
 
     Raises:
         DatasetAssetDefinitionError: The function takes ``*args``/``**kwargs``,
@@ -179,6 +189,7 @@ def dataset_asset(
             retry_policy=retry_policy,
             pool=pool,
             code_version=code_version,
+            partitions_def=partitions_def,
         )(_compute_function(spec, function))
 
     return decorate(fn) if fn is not None else decorate

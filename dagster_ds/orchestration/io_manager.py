@@ -28,6 +28,7 @@ import dagster as dg
 from pydantic import Field
 
 from dagster_ds.arrow import Dataset
+from dagster_ds.arrow._parts import dataset_of_parts
 from dagster_ds.arrow._stored import (
     VERSION_KIND,
     Retention,
@@ -48,6 +49,13 @@ from dagster_ds.errors import (
     DatasetNotStoredError,
 )
 from dagster_ds.fingerprint import HashNode
+from dagster_ds.orchestration._partitions import (
+    allows_missing,
+    input_materializations,
+    latest_materialization,
+    latest_materializations,
+    materializations_in_run,
+)
 from dagster_ds.orchestration._streams import STREAM_FLAG, as_stream, stream_to_dataset
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 from dagster_ds.streaming import IterableDataset
@@ -209,12 +217,13 @@ class DatasetStore(dg.IOManager):
         dataset: Dataset | IterableDataset,
         *,
         hash_tree: HashNode | None = None,
+        partition: str | None = None,
     ) -> StoredDataset:
         """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
         What the store already holds is referenced, not copied; a version
         already stored is kept. ``hash_tree``: what the fingerprint was made of,
-        for ``dagster-ds hash explain``.
+        for ``dagster-ds hash explain``; ``partition``: the asset partition it is.
         """
         key = self.version_key(asset_key, dataset.fingerprint)
         stream = isinstance(dataset, IterableDataset)
@@ -231,6 +240,7 @@ class DatasetStore(dg.IOManager):
                 "asset": asset_key.to_user_string(),
                 STREAM_FLAG: stream,
                 "hash_tree": hash_tree.to_dict() if hash_tree is not None else None,
+                **({"partition": partition} if partition is not None else {}),
             },
         )
         if stream:
@@ -241,7 +251,7 @@ class DatasetStore(dg.IOManager):
         """The records of every stored version of ``asset_key``, newest first.
 
         Each has ``fingerprint`` (the recipe), ``content_fingerprint``, ``num_rows``,
-        ``created`` and the entry ``key``.
+        ``created``, the entry ``key`` and, for a partitioned asset, ``partition``.
         """
         name = asset_key.to_user_string()
         found = [
@@ -252,17 +262,28 @@ class DatasetStore(dg.IOManager):
         return sorted(found, key=lambda record: str(record["created"]), reverse=True)
 
     def retain(
-        self, asset_key: dg.AssetKey, instance: dg.DagsterInstance | None, *, current: str
+        self,
+        asset_key: dg.AssetKey,
+        instance: dg.DagsterInstance | None,
+        *,
+        current: str,
+        partition: str | None = None,
     ) -> Retention | None:
-        """Apply ``keep_versions`` to ``asset_key``: ``current`` and the latest recorded stay."""
+        """Apply ``keep_versions`` to ``asset_key`` (by partition): ``current``, latest stay."""
         if self.keep_versions is None:
             return None
         pinned = {self.version_key(asset_key, current)}
-        recorded = recorded_fingerprint(instance, asset_key) if instance is not None else None
+        recorded = (
+            recorded_fingerprint(instance, asset_key, partition) if instance is not None else None
+        )
         if recorded is not None:
             pinned.add(self.version_key(asset_key, recorded))
         return retain(
-            self.cache, self.keep_versions, pinned=pinned, assets={asset_key.to_user_string()}
+            self.cache,
+            self.keep_versions,
+            pinned=pinned,
+            assets={asset_key.to_user_string()},
+            partitions={partition} if partition is not None else None,
         )
 
     def adopt(self, dataset: Dataset) -> Dataset:
@@ -290,7 +311,8 @@ class DatasetStore(dg.IOManager):
         """Record where a dataset asset's version is (it stored it), or store a dataset."""
         key = _asset_key(context)
         if isinstance(obj, Dataset | IterableDataset):
-            obj = self.save(key, obj)
+            partition = context.asset_partition_key if context.has_asset_partitions else None
+            obj = self.save(key, obj, partition=partition)
         if not isinstance(obj, StoredDataset):
             raise DatasetAssetOutputError(
                 f"Asset {key.to_user_string()!r} output a {type(obj).__name__}, which"
@@ -316,9 +338,14 @@ class DatasetStore(dg.IOManager):
 
         Its fingerprint is its content fingerprint (the data version), so an
         upstream re-run that left the rows unchanged changes nothing downstream.
+        A partitioned upstream gives the partitions the input's partition
+        mapping selects: one partition as it is, several as one `Dataset`
+        whose shards are the partitions, in partition order.
         """
         key = _asset_key(context)
         run_id = context.upstream_output.run_id if context.upstream_output is not None else None
+        if context.has_asset_partitions:
+            return self._load_partitions(context, key, run_id)
         found = input_version(context.instance, key, run_id)
         if found is None:
             raise DatasetNotStoredError(
@@ -326,6 +353,12 @@ class DatasetStore(dg.IOManager):
                 " Dagster instance, so there is no dataset to load. Materialize it first (select"
                 " it together with its downstream assets)."
             )
+        return self._load_recorded(key, found)
+
+    def _load_recorded(
+        self, key: dg.AssetKey, found: tuple[str, str | None]
+    ) -> Dataset | IterableDataset:
+        """A recorded version, under its content fingerprint."""
         fingerprint, content = found
         dataset = self.load_as_stored(key, fingerprint)
         if content is None or content == dataset.fingerprint:
@@ -336,15 +369,59 @@ class DatasetStore(dg.IOManager):
             return relabel_stream(dataset, content)
         return dataset._relabelled(content)  # pyright: ignore[reportPrivateUsage]
 
+    def _load_partitions(
+        self, context: dg.InputContext, key: dg.AssetKey, run_id: str | None
+    ) -> Dataset | IterableDataset:
+        """The partitions the input's mapping selects: one as is, several as shards of one."""
+        partitions = list(context.asset_partition_keys)
+        chosen = input_materializations(
+            context.instance, key, partitions, run_id, allow_missing=allows_missing(context)
+        )
+        loaded: list[Dataset] = []
+        streams = False
+        for partition, materialization in chosen.items():
+            found = fingerprints_of(materialization)
+            if found is None:
+                raise DatasetNotStoredError(
+                    f"Asset {key.to_user_string()!r}: the materialization of partition"
+                    f" {partition!r} records no fingerprint; it was not stored by a"
+                    " DatasetIOManager. Materialize that partition again."
+                )
+            fingerprint, content = found
+            dataset = self.load(key, fingerprint)
+            if content is not None and content != dataset.fingerprint:
+                dataset = dataset._relabelled(content)  # pyright: ignore[reportPrivateUsage]
+            record = version_record(self.cache, self.version_key(key, fingerprint)) or {}
+            streams = streams or bool(record.get(STREAM_FLAG))
+            loaded.append(dataset)
+        combined = loaded[0] if len(loaded) == 1 else dataset_of_parts(loaded)
+        return as_stream(combined) if streams else combined
+
 
 def pinned_versions(instance: dg.DagsterInstance, store: DatasetStore) -> set[str]:
-    """The version keys the instance's latest materialization of each stored asset records."""
+    """The version keys the instance's latest materializations of stored assets record.
+
+    For a partitioned asset, the latest materialization of each stored partition.
+    """
     pinned: set[str] = set()
-    for name in {str(record.get("asset")) for record in all_versions(store.cache)}:
+    stored: dict[str, set[str]] = {}
+    for record in all_versions(store.cache):
+        partition = record.get("partition")
+        stored.setdefault(str(record.get("asset")), set())
+        if isinstance(partition, str):
+            stored[str(record.get("asset"))].add(partition)
+    for name, partitions in stored.items():
         key = dg.AssetKey.from_user_string(name)
         recorded = recorded_fingerprint(instance, key)
         if recorded is not None:
             pinned.add(store.version_key(key, recorded))
+        if partitions:
+            for materialization in latest_materializations(
+                instance, key, sorted(partitions)
+            ).values():
+                found = fingerprints_of(materialization)
+                if found is not None:
+                    pinned.add(store.version_key(key, found[0]))
     return pinned
 
 
@@ -361,19 +438,17 @@ def input_version(
     """(recipe, content) fingerprints of ``key`` as materialized in ``run_id``, else latest."""
     materialization = None
     if run_id is not None:
-        records = instance.get_records_for_run(
-            run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
-        ).records
-        for record in reversed(records):
-            found = record.event_log_entry.asset_materialization
-            if found is not None and found.asset_key == key:
-                materialization = found
-                break
+        materialization = materializations_in_run(instance, key, run_id).get(None)
     if materialization is None:
         event = instance.get_latest_materialization_event(key)
         materialization = event.asset_materialization if event is not None else None
     if materialization is None:
         return None
+    return fingerprints_of(materialization)
+
+
+def fingerprints_of(materialization: dg.AssetMaterialization) -> tuple[str, str | None] | None:
+    """(recipe, content) fingerprints a materialization records (content None: unknown)."""
     metadata = materialization.metadata
     recipe = metadata.get(DatasetMetadataKey.FINGERPRINT.value)
     content = metadata.get(DatasetMetadataKey.CONTENT_FINGERPRINT.value)
@@ -387,9 +462,15 @@ def input_version(
     return recipe_value, content_value
 
 
-def recorded_fingerprint(instance: dg.DagsterInstance, key: dg.AssetKey) -> str | None:
-    """The recipe fingerprint of the latest materialization of ``key``, or None."""
-    found = input_version(instance, key, None)
+def recorded_fingerprint(
+    instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None = None
+) -> str | None:
+    """The recipe fingerprint of the latest materialization of ``key`` (``partition``), or None."""
+    if partition is None:
+        found = input_version(instance, key, None)
+    else:
+        materialization = latest_materialization(instance, key, partition)
+        found = fingerprints_of(materialization) if materialization is not None else None
     return found[0] if found is not None else None
 
 
@@ -411,10 +492,5 @@ def _asset_key(context: dg.InputContext | dg.OutputContext) -> dg.AssetKey:
         raise DatasetAssetDefinitionError(
             f"DatasetIOManager stores asset outputs only; {context.name!r} is an op output."
             " Use it as the io_manager of assets."
-        )
-    if context.has_asset_partitions:
-        raise DatasetAssetDefinitionError(
-            f"Asset {context.asset_key.to_user_string()!r} is partitioned, which DatasetIOManager"
-            " does not support yet: a fingerprint already names each version of a dataset."
         )
     return context.asset_key

@@ -22,6 +22,11 @@ from dagster_ds.arrow import Dataset
 from dagster_ds.errors import DataFilesNotFoundError, DatasetSourceNotFoundError
 from dagster_ds.formats import DataFiles
 from dagster_ds.load import load_dataset
+from dagster_ds.orchestration._source_partitions import (
+    check_templates,
+    load_partitions,
+    observer,
+)
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, DatasetTranslator
 from dagster_ds.streaming import IterableDataset
 
@@ -75,8 +80,11 @@ class _SourceSpec:
 class _SourceLoader(dg.IOManager):
     """Loads a dataset source for the assets downstream of it (sources are never stored)."""
 
-    def __init__(self, spec: _SourceSpec) -> None:
+    def __init__(
+        self, spec: _SourceSpec, partitions_def: dg.PartitionsDefinition | None = None
+    ) -> None:
         self._spec = spec
+        self._partitions_def = partitions_def
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         """Sources have no outputs to store."""
@@ -87,6 +95,10 @@ class _SourceLoader(dg.IOManager):
         from dagster_ds.orchestration.io_manager import default_store_root
 
         with cache_root(default_store_root(context.instance)):
+            if self._partitions_def is not None and context.has_asset_partitions:
+                return load_partitions(
+                    self._spec, self._partitions_def, list(context.asset_partition_keys)
+                )
             return self._spec.load()
 
 
@@ -110,6 +122,7 @@ def dataset_source(
     metadata: Mapping[str, Any] | None = None,
     automation_condition: dg.AutomationCondition | None = None,
     translator: DatasetTranslator | None = None,
+    partitions_def: dg.PartitionsDefinition | None = None,
 ) -> dg.SourceAsset:
     """An observable source asset over data files or a Hub dataset, versioned by its fingerprint.
 
@@ -144,6 +157,12 @@ def dataset_source(
         automation_condition: When to observe it, e.g.
             ``dg.AutomationCondition.cron_tick_passed("0 * * * *")``.
         translator: Builds the data-describing metadata of observations.
+        partitions_def: Partition the source (daily, hourly, static, dynamic...).
+            ``data_files``/``data_dir`` are then templates: ``{partition_key}``
+            and, for time windows, ``{start}``/``{end}`` (``{start:%Y/%m/%d}``).
+            Observing records each partition's data version (its files' content
+            fingerprint; partitions without files are skipped); a downstream
+            partition reads the partitions its partition mapping selects.
 
     Returns:
         An observable source asset; select it in a run to observe it.
@@ -168,6 +187,8 @@ def dataset_source(
         endpoint=endpoint,
     )
     describe = translator or DatasetTranslator()
+    if partitions_def is not None:
+        check_templates(name, data_files, data_dir)
 
     def observe() -> dg.ObserveResult:
         dataset = spec.load()
@@ -179,7 +200,8 @@ def dataset_source(
             },
         )
 
-    observe.__name__ = name
+    observe_fn: Any = observe if partitions_def is None else observer(spec, partitions_def)
+    observe_fn.__name__ = name
     prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
     loader_key = f"{dg.AssetKey([*prefix, name]).to_python_identifier()}__dagster_ds_source"
     # observable_source_asset (and its resource_defs) are Dagster beta APIs, and the way
@@ -196,8 +218,11 @@ def dataset_source(
             metadata={"dagster_ds/source": spec.describe(), **(metadata or {})},
             io_manager_key=loader_key,
             resource_defs={
-                loader_key: dg.IOManagerDefinition.hardcoded_io_manager(_SourceLoader(spec))
+                loader_key: dg.IOManagerDefinition.hardcoded_io_manager(
+                    _SourceLoader(spec, partitions_def)
+                )
             },
             automation_condition=automation_condition,
+            partitions_def=partitions_def,
         )
-        return decorator(observe)
+        return decorator(observe_fn)

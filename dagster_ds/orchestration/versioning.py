@@ -85,11 +85,23 @@ def asset_recipe(
     code_version: str | None,
     parents: Mapping[str, str],
     config: Mapping[str, Any] | None = None,
+    *,
+    partition_key: str | None = None,
 ) -> tuple[str, HashNode | None]:
-    """`asset_fingerprint`, with the hash tree that `explain` reads (None: random)."""
+    """`asset_fingerprint`, with the hash tree that `explain` reads (None: random).
+
+    ``partition_key``: the partition of a partitioned asset, part of its recipe
+    (the function may read it from ``context.partition_key``).
+    """
     if code_version is None:
         return generate_random_fingerprint(), None
-    args = {"transform": code_version, "parents": dict(parents), "config": dict(config or {})}
+    args: dict[str, Any] = {
+        "transform": code_version,
+        "parents": dict(parents),
+        "config": dict(config or {}),
+    }
+    if partition_key is not None:
+        args["partition"] = partition_key
     return fingerprint_transform(ROOT_FINGERPRINT, TRANSFORM_NAME, args)
 
 

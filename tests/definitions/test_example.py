@@ -57,7 +57,7 @@ def test_workspace_validates(tmp_path: Path) -> None:
 def test_the_pipeline_graph() -> None:
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert keys == {"python_docs", *ASSETS}
+    assert keys == {"python_docs", *ASSETS, "python_docs_daily", "daily_paragraphs"}
     assert {check.to_user_string() for check in graph.asset_check_keys} == {
         "tokenized:schema",
         "train:row_count",

@@ -26,6 +26,14 @@ query {
 }
 """
 
+PARTITIONS = """
+query {
+  assetNodeOrError(assetKey: {path: ["daily_paragraphs"]}) {
+    ... on AssetNode { partitionKeys dataVersionByPartition }
+  }
+}
+"""
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -59,13 +67,16 @@ def chromium() -> str:
 def test_the_ui_shows_fingerprints_data_versions_and_freshness(
     chromium: str, example: Example, tmp_path: Path
 ) -> None:
+    _backfill_the_daily_partitions(example)
     env = {"DAGSTER_DS_CACHE": str(example.cache)}
     with Webserver(REPO_ROOT, example.home, env=env) as server:
         nodes = {
             "/".join(node["assetKey"]["path"]): node for node in server.query(ASSETS)["assetNodes"]
         }
-        assert set(nodes) == {"python_docs", "paragraphs", "tokenized", "train", "test"}
+        assert set(nodes) == {"python_docs", "paragraphs", "tokenized", "train", "test", *DAILY}
         for key, node in nodes.items():
+            if key in DAILY:  # partitioned: below
+                continue
             assert node["staleStatus"] == "FRESH", key
             if key == "python_docs":  # the source: observed, never materialized
                 assert node["assetMaterializations"] == []
@@ -96,7 +107,58 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
             timeout=120,
             check=False,
         )
+        # A partitioned asset: each partition has its own data version, and its page
+        # lists the partitions and shows the selected one's.
+        daily = server.query(PARTITIONS)["assetNodeOrError"]
+        by_partition = dict(
+            zip(daily["partitionKeys"], daily["dataVersionByPartition"], strict=True)
+        )
+        assert list(by_partition) == ["2024-01-01", "2024-01-02", "2024-01-03"]
+        assert len(set(by_partition.values())) == 3
+        partition_page = _dump_dom(
+            chromium,
+            tmp_path,
+            f"{server.url}/assets/daily_paragraphs?view=partitions&partition=2024-01-02",
+        )
     assert page.returncode == 0, page.stderr[-2000:]
     assert fingerprint in page.stdout
     assert "dagster_ds/fingerprint" in page.stdout
     assert "Join the Dagster community" not in page.stdout
+    assert all(key in partition_page for key in by_partition)
+    assert by_partition["2024-01-02"] in partition_page  # dagster_ds/content_fingerprint
+
+
+DAILY = {"python_docs_daily", "daily_paragraphs"}
+
+
+def _backfill_the_daily_partitions(example: Example) -> None:
+    """Materialize every day of the example's daily-partitioned asset, one run per day."""
+    from definitions import defs
+    from definitions.daily import daily_paragraphs, days
+
+    job = defs.resolve_implicit_global_asset_job_def()
+    for day in days.get_partition_keys():
+        result = job.execute_in_process(
+            instance=example.instance, partition_key=day, asset_selection=[daily_paragraphs.key]
+        )
+        assert result.success
+
+
+def _dump_dom(chromium: str, tmp_path: Path, url: str) -> str:
+    """The DOM of ``url`` once headless Chromium rendered it."""
+    page = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'chromium'}",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert page.returncode == 0, page.stderr[-2000:]
+    return page.stdout
