@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo ui test check lint types unit browser bench clean
+.PHONY: demo ui test check lint types unit browser services bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,12 +40,17 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/pyright
 
-unit: $(STAMP) browser
+unit: $(STAMP) browser services
 	$(BIN)/pytest
 
 ## Headless Chromium for the web UI test: installed from Debian when root, else the test skips.
 browser:
 	@bash scripts/ensure_chromium.sh
+
+## Servers the tests start themselves (on free loopback ports): Debian's redis-server for the
+## celery executor test, installed when root, else that test skips.
+services:
+	@bash scripts/ensure_redis.sh
 
 ## Side-by-side benchmarks (not part of the test run).
 bench: $(STAMP)
