@@ -36,9 +36,9 @@ from tests.definitions.conftest import Example
 ASSETS = ["paragraphs", "test", "tokenized", "train"]
 BUCKET = "datasets"
 WORKERS = ("first", "second")
-READY_WITHIN = 60.0  # seconds for a worker to import dagster and connect; bounded loops only
-# What a second machine would need in its environment to reach the store (besides its
-# credentials): botocore reads the S3 endpoint from AWS_ENDPOINT_URL_S3.
+READY_WITHIN = 120.0  # seconds for a worker to import dagster and connect; bounded loops only
+# Each worker reaches the store with S3 settings from its environment alone, as on another
+# machine; botocore reads an S3-compatible server's address from AWS_ENDPOINT_URL_S3.
 AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
