@@ -10,7 +10,7 @@ OTHER_PYTHONS := 3.12 3.13
 # What `make test-fast` and the other Pythons run: everything but the slow and browser tests.
 FAST := -m "not slow and not browser"
 
-.PHONY: demo ui test test-fast test-pythons check lint types unit browser bench clean
+.PHONY: demo ui test test-fast test-pythons check lint types unit browser services bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,7 +54,7 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/pyright
 
-unit: $(STAMP) browser
+unit: $(STAMP) browser services
 	$(BIN)/pytest
 
 ## The inner loop: the suite without its slow and browser tests (make test stays the whole).
@@ -84,6 +84,11 @@ test-pythons:
 ## Headless Chromium for the web UI test: installed from Debian when root, else the test skips.
 browser:
 	@bash scripts/ensure_chromium.sh
+
+## Servers the tests start themselves (on free loopback ports): Debian's redis-server for the
+## celery executor test, installed when root, else that test skips.
+services:
+	@bash scripts/ensure_redis.sh
 
 ## Side-by-side benchmarks (not part of the test run).
 bench: $(STAMP)

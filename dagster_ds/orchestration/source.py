@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,16 +91,30 @@ class _SourceLoader(dg.IOManager):
         """Sources have no outputs to store."""
 
     def load_input(self, context: dg.InputContext) -> Dataset | IterableDataset:
-        """Load the source's files into the instance's dataset store (once per content)."""
-        from dagster_ds.cache import cache_root
-        from dagster_ds.orchestration.io_manager import default_store_root
-
-        with cache_root(default_store_root(context.instance)):
+        """Load the source's files into the dataset store (once per content)."""
+        with _into_store(context.resources, context.instance):
             if self._partitions_def is not None and context.has_asset_partitions:
                 return load_partitions(
                     self._spec, self._partitions_def, list(context.asset_partition_keys)
                 )
             return self._spec.load()
+
+
+def _into_store(
+    resources: Any, instance: dg.DagsterInstance | None
+) -> AbstractContextManager[None]:
+    """Where a source loads: the run's dataset store, shared by every executor process.
+
+    That is the ``io_manager`` when it is a `DatasetStore` (a shared URL under a
+    distributed executor), else the instance's default store.
+    """
+    from dagster_ds.cache import cache_root
+    from dagster_ds.orchestration.io_manager import DatasetStore, default_store_root
+
+    store = getattr(resources, "io_manager", None)
+    if isinstance(store, DatasetStore):
+        return cache_root(store.root, store.storage_options)
+    return cache_root(default_store_root(instance))
 
 
 def dataset_source(
@@ -190,8 +205,9 @@ def dataset_source(
     if partitions_def is not None:
         check_templates(name, data_files, data_dir)
 
-    def observe() -> dg.ObserveResult:
-        dataset = spec.load()
+    def observe(context: dg.AssetExecutionContext) -> dg.ObserveResult:
+        with _into_store(context.resources, context.instance):
+            dataset = spec.load()
         return dg.ObserveResult(
             data_version=dg.DataVersion(dataset.fingerprint),
             metadata={
@@ -200,7 +216,12 @@ def dataset_source(
             },
         )
 
-    observe_fn: Any = observe if partitions_def is None else observer(spec, partitions_def)
+    def observe_partitions(context: dg.OpExecutionContext) -> dg.DataVersionsByPartition:
+        assert partitions_def is not None
+        with _into_store(context.resources, context.instance):
+            return observer(spec, partitions_def)(context)
+
+    observe_fn: Any = observe if partitions_def is None else observe_partitions
     observe_fn.__name__ = name
     prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
     loader_key = f"{dg.AssetKey([*prefix, name]).to_python_identifier()}__dagster_ds_source"
@@ -217,9 +238,12 @@ def dataset_source(
             description=description or f"Dataset source: {spec.describe()}, split {split!r}.",
             metadata={"dagster_ds/source": spec.describe(), **(metadata or {})},
             io_manager_key=loader_key,
+            # Both load into the run's store: the io_manager when it is a DatasetStore.
+            required_resource_keys={"io_manager"},
             resource_defs={
-                loader_key: dg.IOManagerDefinition.hardcoded_io_manager(
-                    _SourceLoader(spec, partitions_def)
+                loader_key: dg.IOManagerDefinition(
+                    resource_fn=lambda _: _SourceLoader(spec, partitions_def),
+                    required_resource_keys={"io_manager"},
                 )
             },
             automation_condition=automation_condition,
