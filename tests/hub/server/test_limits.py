@@ -114,6 +114,9 @@ def test_big_bodies_are_streamed_and_capped_in_bounded_memory(child_hub, raw_cli
     ) in (0, 413)
     # The real 1.5 GiB LFS upload: streamed to disk and verified.
     assert _send(endpoint, "PUT", upload_path, size, {}) == 200
+    # A new connection: the first one sat idle through the upload, past the server's
+    # keep-alive timeout (slow on a loaded machine), so the server may have closed it.
+    raw = raw_client(endpoint, token=TOKEN)
     verify = raw.request("POST", "/lfs-verify/dataset/user/big", {"oid": oid, "size": size})
     assert verify.status == 200, verify.body
     assert _peak_rss_mb(process.pid) < 300
