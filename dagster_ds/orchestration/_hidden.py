@@ -136,7 +136,7 @@ def _field_node(name: str, value: Any) -> HashNode:
 
 def _input_node(item: FingerprintInput) -> HashNode:
     if isinstance(item, dg.EnvVar):
-        name = str(item)
+        name = item.env_var_name
         value = os.environ.get(name)
         text = "<unset>" if value is None else "set:" + value
         return HashNode("input", f"env '{name}'", xxhash.xxh3_128_hexdigest(text.encode()))
