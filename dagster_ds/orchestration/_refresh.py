@@ -87,6 +87,9 @@ def refresh_plan(
     selected = selection.resolve(every)
     by_key = repository.assets_defs_by_key
     order = _topological(selected, by_key, sources)
+    wanted = {key for key in order if key not in sources}
+    wanted |= {parent for key in wanted for parent in _parents(by_key, key)} - set(sources)
+    latest = _Latest(instance, wanted)
     versions: dict[dg.AssetKey, str | None] = {}
     stale: set[dg.AssetKey] = set()
     found: list[AssetRefresh] = []
@@ -94,8 +97,8 @@ def refresh_plan(
         if key in sources:
             refresh, version = _source(instance, sources[key])
         else:
-            refresh = _asset(instance, by_key[key], key, versions, stale)
-            version = None if refresh.stale else _latest_data_version(instance, key)
+            refresh = _asset(latest, by_key[key], key, versions, stale)
+            version = None if refresh.stale else latest.data_version(key)
         versions[key] = version
         if refresh.stale:
             stale.add(key)
@@ -166,7 +169,7 @@ def _observe(source: dg.SourceAsset) -> str | None:
 
 
 def _asset(
-    instance: dg.DagsterInstance,
+    latest: _Latest,
     definition: dg.AssetsDefinition,
     key: dg.AssetKey,
     versions: Mapping[dg.AssetKey, str | None],
@@ -174,8 +177,7 @@ def _asset(
 ) -> AssetRefresh:
     if definition.partitions_def is not None:
         return AssetRefresh(key, True, "partitioned: each run checks its partitions' fingerprints")
-    event = instance.get_latest_materialization_event(key)
-    materialization = event.asset_materialization if event is not None else None
+    materialization = latest.materialization(key)
     if materialization is None:
         return AssetRefresh(key, True, "never materialized")
     tags = materialization.tags or {}
@@ -192,9 +194,7 @@ def _asset(
         if parent in stale:
             reasons.append(f"parent '{name}' is refreshed first")
             continue
-        current = (
-            versions.get(parent) if parent in versions else _latest_data_version(instance, parent)
-        )
+        current = versions[parent] if parent in versions else latest.data_version(parent)
         consumed = tags.get(_INPUT_TAG + name)
         if current is not None and current != consumed:
             reasons.append(f"parent '{name}' has a new data version")
@@ -205,12 +205,28 @@ def _asset(
     return AssetRefresh(key, False, f"nothing changed{shown}")
 
 
-def _latest_data_version(instance: dg.DagsterInstance, key: dg.AssetKey) -> str | None:
-    event = instance.get_latest_materialization_event(key)
-    materialization = event.asset_materialization if event is not None else None
-    if materialization is None:
-        return _latest_observation(instance, key)
-    return (materialization.tags or {}).get(_DATA_VERSION_TAG)
+class _Latest:
+    """The latest materializations of the assets a plan reads, fetched in one query."""
+
+    def __init__(self, instance: dg.DagsterInstance, keys: Iterable[dg.AssetKey]) -> None:
+        self._instance = instance
+        events = instance.get_latest_materialization_events(list(keys)) if keys else {}
+        self._found = {
+            key: event.asset_materialization if event is not None else None
+            for key, event in events.items()
+        }
+
+    def materialization(self, key: dg.AssetKey) -> dg.AssetMaterialization | None:
+        if key not in self._found:
+            event = self._instance.get_latest_materialization_event(key)
+            self._found[key] = event.asset_materialization if event is not None else None
+        return self._found[key]
+
+    def data_version(self, key: dg.AssetKey) -> str | None:
+        materialization = self.materialization(key)
+        if materialization is None:
+            return _latest_observation(self._instance, key)
+        return (materialization.tags or {}).get(_DATA_VERSION_TAG)
 
 
 def _latest_observation(instance: dg.DagsterInstance, key: dg.AssetKey) -> str | None:
