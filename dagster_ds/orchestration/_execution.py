@@ -18,7 +18,11 @@ from dagster_ds.fingerprint import HashNode
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._streams import relabel_stream
-from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
+from dagster_ds.orchestration.io_manager import (
+    DatasetStore,
+    StoredDataset,
+    latest_materialization,
+)
 from dagster_ds.orchestration.metadata import (
     RUN_SPECIFIC_KEYS,
     DatasetMetadataKey,
@@ -89,8 +93,7 @@ def execute(
     hidden = hidden_inputs(_hashed_resources(spec, context), spec.fingerprint_inputs)
     fingerprint, _ = asset_recipe(spec.code_version, parents, config_values, hidden.digests)
     store = _store(context, spec.io_manager_key)
-    event = context.instance.get_latest_materialization_event(context.asset_key)
-    earlier = event.asset_materialization if event is not None else None
+    earlier = latest_materialization(context.instance, context.asset_key)
     if (
         spec.code_version is not None
         and store is not None
@@ -123,7 +126,7 @@ def execute(
         Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
         **outcome.described,
         **outcome.hub,
-        CHANGED_KEY: dg.MetadataValue.md("\n".join(f"- {line}" for line in outcome.changed)),
+        CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
         Key.DURATION.value: dg.MetadataValue.float(time.perf_counter() - started),
     }
     yield _output(outcome.value, data_version, metadata)

@@ -19,6 +19,7 @@ from typing import Any
 
 import dagster as dg
 
+from dagster_ds.orchestration.io_manager import latest_materialization
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 
 _CODE_VERSION_TAG = "dagster/code_version"
@@ -218,8 +219,7 @@ class _Latest:
 
     def materialization(self, key: dg.AssetKey) -> dg.AssetMaterialization | None:
         if key not in self._found:
-            event = self._instance.get_latest_materialization_event(key)
-            self._found[key] = event.asset_materialization if event is not None else None
+            self._found[key] = latest_materialization(self._instance, key)
         return self._found[key]
 
     def data_version(self, key: dg.AssetKey) -> str | None:

@@ -96,17 +96,17 @@ def test_a_config_change_and_a_new_parent_version_are_said_in_words(
         return {"ops": {"scaled": {"config": {"factor": factor, "verbose": verbose}}}}
 
     _materialize(assets, instance, storage, config(1))
-    assert _changed(instance, "scaled") == "- first materialization: nothing stored before"
+    assert _changed(instance, "scaled") == "first materialization: nothing stored before"
     result = _materialize(assets, instance, storage, config(2))
-    assert _changed(instance, "scaled") == "- config 'factor': 1 → 2"
-    assert _changed(instance, "total") == "- parent 'scaled': new data version" + _arrow(
+    assert _changed(instance, "scaled") == "config 'factor': 1 → 2"
+    assert _changed(instance, "total") == "parent 'scaled': new data version" + _arrow(
         instance, "scaled"
     )
     messages = _messages(instance, result.run_id)
     assert "Ran scaled because config 'factor': 1 → 2." in messages
     _materialize(assets, instance, storage, config(2))
     assert _changed(instance, "total") == (
-        "- nothing changed (fingerprint unchanged, already stored)"
+        "nothing changed (fingerprint unchanged, already stored)"
     )
     assert body_calls() == ["scaled", "total", "scaled", "total"]
 
@@ -165,7 +165,7 @@ def test_a_resource_config_change_recomputes_and_says_which_field(
     assert body_calls() == ["shifted"]
     _materialize(assets, instance, storage, params=Params(k=5), notifier=Notifier())
     assert body_calls() == ["shifted", "shifted"]
-    assert _changed(instance, "shifted") == "- resource 'params' field 'k': 1 → 5"
+    assert _changed(instance, "shifted") == "resource 'params' field 'k': 1 → 5"
     from dagster_ds.orchestration import DatasetStore
 
     stored = DatasetStore(str(storage)).load(
@@ -178,7 +178,7 @@ def test_a_resource_config_change_recomputes_and_says_which_field(
         assets, instance, storage, params=Params(k=5, api_token="second"), notifier=Notifier()
     )
     changed = _changed(instance, "shifted")
-    assert changed.startswith("- resource 'params' field 'api_token': ")
+    assert changed.startswith("resource 'params' field 'api_token': ")
     assert "secret" not in changed
     assert "second" not in changed
     files = [path for path in storage.rglob("*") if path.is_file()]
@@ -215,12 +215,12 @@ def test_fingerprint_inputs_and_version_salt(
     assert body_calls() == ["looked_up"]
     monkeypatch.setenv("DAGSTER_DS_TEST_MODE", "b")
     _materialize([numbers, build(None)], instance, storage)
-    assert _changed(instance, "looked_up").startswith("- env 'DAGSTER_DS_TEST_MODE': ")
+    assert _changed(instance, "looked_up").startswith("env 'DAGSTER_DS_TEST_MODE': ")
     lookup.write_text("2")
     _materialize([numbers, build(None)], instance, storage)
-    assert _changed(instance, "looked_up").startswith(f"- file '{lookup}': ")
+    assert _changed(instance, "looked_up").startswith(f"file '{lookup}': ")
     _materialize([numbers, build("v2")], instance, storage)
-    assert _changed(instance, "looked_up") == "- version_salt added ('v2')"
+    assert _changed(instance, "looked_up") == "version_salt added ('v2')"
     assert body_calls() == ["looked_up"] * 4
 
 
@@ -314,7 +314,7 @@ def test_why_it_ran_works_across_processes_and_in_hash_explain(
 
     expected = "global 'MIN_WORDS': 8 → 10 (used by is_long)"
     materialization = latest(instance, "long_docs")
-    assert metadata_value(materialization, CHANGED) == f"- {expected}"
+    assert metadata_value(materialization, CHANGED) == expected
     assert metadata_value(materialization, "dagster/row_count") == 0
     second = str(metadata_value(materialization, "dagster_ds/fingerprint"))
     runs = instance.get_runs(limit=1)
