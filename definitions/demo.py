@@ -1,4 +1,4 @@
-"""`make demo`: materialize the example pipeline from nothing, then a scheduled refresh: nothing to do.
+"""`make demo`: materialize the example from nothing, then a scheduled refresh: nothing to do.
 
 Everything lives in ``.demo/`` at the repository root (recreated each time):
 the Dagster instance (``.demo/dagster_home``, which ``make ui`` opens), the
