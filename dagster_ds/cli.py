@@ -123,9 +123,20 @@ def explain_command(old: str, new: str, root: str | None) -> None:
     """Say why two results differ: which code, global, closure cell or argument changed.
 
     OLD and NEW are fingerprints of cached results (their manifests keep the
-    hash tree of the transform that made them) or JSON files of hash trees.
+    hash tree of the transform that made them), of dataset asset versions
+    (their recipe or data version), or JSON files of hash trees. For asset
+    versions the changes are said as the run log says them
+    (``global 'MIN_WORDS': 8 → 10``, ``config 'factor': 1 → 2``).
     """
-    click.echo(str(explain(_tree(old, root), _tree(new, root))))
+    before, after = _tree(old, root), _tree(new, root)
+    if before.kind == after.kind == "dataset_asset":
+        from dagster_ds.orchestration._changes import explain_differences
+
+        click.echo(f"{after.label}: {before.digest} → {after.digest}")
+        for line in explain_differences(before, after):
+            click.echo(f"  - {line}")
+        return
+    click.echo(str(explain(before, after)))
 
 
 def _tree(reference: str, root: str | None) -> HashNode:

@@ -57,6 +57,7 @@ inherits that builtin too::
 
     DagsterDsWarning (UserWarning)
     ├── UnhashableTransformWarning      a transform got a random fingerprint
+    ├── HiddenInputWarning              an asset function reads what its hash cannot see
     ├── UnsupportedFeatureWarning       stored features hold a type we do not model
     └── CacheCorruptionWarning          a corrupt cache entry was quarantined
 
@@ -97,6 +98,7 @@ __all__ = [
     "DuplicateColumnError",
     "FeatureError",
     "FormatOptionError",
+    "HiddenInputWarning",
     "HubAuthError",
     "HubFeaturesMismatchError",
     "HubRequestError",
@@ -422,6 +424,10 @@ class DagsterDsWarning(UserWarning):
 
 class UnhashableTransformWarning(DagsterDsWarning):
     """A transform could not be hashed, so its result gets a random fingerprint."""
+
+
+class HiddenInputWarning(DagsterDsWarning):
+    """A dataset asset function reads the environment, a file or globals() its hash cannot see."""
 
 
 class UnsupportedFeatureWarning(DagsterDsWarning):

@@ -27,6 +27,9 @@ from dagster_ds.orchestration.automation import fingerprint_changed as fingerpri
 from dagster_ds.orchestration.automation import (
     fingerprint_refresh_schedule as fingerprint_refresh_schedule,
 )
+from dagster_ds.orchestration.automation import (
+    fingerprint_refresh_sensor as fingerprint_refresh_sensor,
+)
 from dagster_ds.orchestration.checks import row_count_check as row_count_check
 from dagster_ds.orchestration.checks import schema_check as schema_check
 from dagster_ds.orchestration.io_manager import DatasetIOManager as DatasetIOManager
@@ -55,6 +58,7 @@ __all__ = [
     "dataset_source",
     "fingerprint_changed",
     "fingerprint_refresh_schedule",
+    "fingerprint_refresh_sensor",
     "row_count_check",
     "schema_check",
     "transform_hash",

@@ -15,9 +15,14 @@ from dagster_ds.arrow import Dataset, LineageStep
 from dagster_ds.cache import cache_root
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetAssetOutputError
 from dagster_ds.fingerprint import HashNode
+from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
+from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._streams import relabel_stream
-from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
+from dagster_ds.orchestration.io_manager import (
+    DatasetStore,
+    StoredDataset,
+)
 from dagster_ds.orchestration.metadata import (
     RUN_SPECIFIC_KEYS,
     DatasetMetadataKey,
@@ -28,6 +33,7 @@ from dagster_ds.orchestration.versioning import asset_recipe
 from dagster_ds.streaming import IterableDataset
 
 Key = DatasetMetadataKey
+CHANGED_KEY = "dagster_ds/changed"
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,10 @@ class DatasetAssetSpec:
     hub_resource_key: str
     push_to_hub: HubTarget | None
     translator: DatasetTranslator
+    version_salt: str | None = None
+    fingerprint_inputs: tuple[FingerprintInput, ...] = ()
+    ignore_args: frozenset[str] = frozenset()
+    resource_keys: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,7 @@ class _Outcome:
     described: Mapping[str, Any]
     cache: str
     hub: Mapping[str, Any]
+    changed: list[str]
 
 
 def execute(
@@ -64,27 +75,51 @@ def execute(
     """Run one dataset asset: skip its function when its recipe is already stored.
 
     The recipe fingerprint (transform hash, the parents' data versions, the
-    config) decides the skip; the data version recorded is the stored rows'
-    content fingerprint, so a re-run that yields the same rows changes
-    nothing downstream.
+    config, the required resources' configuration, the declared
+    ``fingerprint_inputs``) decides the skip; the data version recorded is the
+    stored rows' content fingerprint, so a re-run that yields the same rows
+    changes nothing downstream. A run that is not skipped says why.
     """
     started = time.perf_counter()
     name = context.asset_key.to_user_string()
-    parents = {param: _require_dataset(name, param, inputs[param]).fingerprint for param in inputs}
-    config_values = config.model_dump() if config is not None else None
+    ignored = spec.ignore_args
+    datasets = {param: _require_dataset(name, param, inputs[param]) for param in inputs}
+    parents = {param: data.fingerprint for param, data in datasets.items() if param not in ignored}
+    config_values = (
+        {k: v for k, v in config.model_dump().items() if k not in ignored}
+        if config is not None
+        else None
+    )
+    hidden = hidden_inputs(_hashed_resources(spec, context), spec.fingerprint_inputs)
     partition = partition_of(context)  # partitions: one version per partition (_partitions.py)
-    fingerprint, tree = asset_recipe(
-        spec.code_version, parents, config_values, partition_key=partition
+    fingerprint, _ = asset_recipe(
+        spec.code_version, parents, config_values, hidden.digests, partition_key=partition
     )
     store = _store(context, spec.io_manager_key)
+    earlier = latest_materialization(context.instance, context.asset_key, partition)
     if (
         spec.code_version is not None
         and store is not None
         and store.contains(context.asset_key, fingerprint)
     ):
-        outcome = _reuse(spec, context, store, fingerprint, parents)
+        outcome = _reuse(spec, context, store, fingerprint, earlier)
     else:
-        outcome = _run(spec, context, store, dict(inputs), config, (fingerprint, tree), parents)
+        tree = (
+            recipe_tree(
+                fingerprint,
+                spec.function,
+                spec.config_type,
+                parents,
+                config_values,
+                hidden.trees,
+                spec.version_salt,
+                partition,
+            )
+            if spec.code_version is not None
+            else None
+        )
+        changed = _why(spec, store, context.asset_key, fingerprint, tree, earlier)
+        outcome = _run(spec, context, store, dict(inputs), config, (fingerprint, tree), changed)
     stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
     data_version = stored.content_fingerprint if stored is not None else fingerprint
     metadata: dict[str, Any] = {
@@ -95,9 +130,37 @@ def execute(
         Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
         **outcome.described,
         **outcome.hub,
+        CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
         Key.DURATION.value: dg.MetadataValue.float(time.perf_counter() - started),
     }
     yield _output(outcome.value, data_version, metadata)
+
+
+def _hashed_resources(spec: DatasetAssetSpec, context: dg.AssetExecutionContext) -> dict[str, Any]:
+    """The resources whose configuration enters the fingerprint."""
+    found: dict[str, Any] = {}
+    for key in spec.resource_keys:
+        resource = getattr(context.resources, key, None)
+        if resource is not None and affects_output(resource):
+            found[key] = resource
+    return found
+
+
+def _why(
+    spec: DatasetAssetSpec,
+    store: DatasetStore | None,
+    key: dg.AssetKey,
+    fingerprint: str,
+    tree: HashNode | None,
+    earlier: dg.AssetMaterialization | None,
+) -> list[str]:
+    """Why the function runs, in words."""
+    if spec.code_version is None:
+        return ["the function cannot be hashed, so it runs every time"]
+    if store is None:
+        return [f"not stored: the IO manager {spec.io_manager_key!r} is not a DatasetIOManager"]
+    assert tree is not None
+    return describe_changes(store, key, fingerprint, tree, earlier)
 
 
 def _reuse(
@@ -105,11 +168,11 @@ def _reuse(
     context: dg.AssetExecutionContext,
     store: DatasetStore,
     fingerprint: str,
-    parents: Mapping[str, str],
+    materialization: dg.AssetMaterialization | None,
 ) -> _Outcome:
     """The stored dataset stands: describe it as before, without running or loading it."""
     key = context.asset_key
-    earlier = _earlier_metadata(context.instance, key, fingerprint, partition_of(context))
+    earlier = _earlier_metadata(materialization, fingerprint)
     described = (
         {k: v for k, v in earlier.items() if k not in RUN_SPECIFIC_KEYS} if earlier else None
     )
@@ -120,12 +183,10 @@ def _reuse(
         if spec.push_to_hub is not None and not hub:
             hub = _push(spec, context, dataset)
     context.log.info(
-        f"Skipped {key.to_user_string()}: fingerprint {fingerprint} is unchanged (same transform"
-        f" hash {spec.code_version} and parent fingerprints {dict(parents)}) and already stored"
-        f" at {store.path_for(key, fingerprint)}, so the transform did not run and nothing was"
-        " written."
+        f"Skipped {key.to_user_string()}: nothing changed (fingerprint {fingerprint[:12]}…"
+        f" unchanged, already stored); the transform did not run{_hub_note(hub)}."
     )
-    return _Outcome(store.describe(key, fingerprint), described, "hit", hub)
+    return _Outcome(store.describe(key, fingerprint), described, "hit", hub, [NOTHING_CHANGED])
 
 
 def _run(
@@ -135,7 +196,7 @@ def _run(
     call: dict[str, Any],
     config: Any,
     recipe: tuple[str, HashNode | None],
-    parents: Mapping[str, str],
+    changed: list[str],
 ) -> _Outcome:
     """Run the function (its transforms caching into the store); store its result."""
     fingerprint, tree = recipe
@@ -145,6 +206,7 @@ def _run(
         call["context"] = context
     if spec.config_type is not None:
         call["config"] = config
+    parents = {param: value.fingerprint for param, value in call.items() if is_dataset(value)}
     if store is not None:  # the inputs' tables in the store: results reference them
         call = {
             param: store.adopt(value) if isinstance(value, Dataset) and param in parents else value
@@ -170,8 +232,17 @@ def _run(
     described = spec.translator.get_metadata(dataset)
     hub = _push(spec, context, dataset) if spec.push_to_hub is not None else {}
     cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
-    context.log.info(f"Ran {name}: new fingerprint {fingerprint}.")
-    return _Outcome(value, described, cache, hub)
+    context.log.info(f"Ran {name} because {'; '.join(changed)}{_hub_note(hub)}.")
+    return _Outcome(value, described, cache, hub, changed)
+
+
+def _hub_note(hub: Mapping[str, Any]) -> str:
+    status = hub.get(Key.HUB_PUSH.value)
+    if status is None:
+        return ""
+    url = hub.get(Key.HUB_URL.value)
+    link = getattr(url, "value", url)
+    return f"; Hub: {status}, {link}" if status == "pushed" else f"; Hub: {status}"
 
 
 def result_of(spec: DatasetAssetSpec, call: Mapping[str, Any]) -> Any:
@@ -194,10 +265,9 @@ def _store(context: dg.AssetExecutionContext, io_manager_key: str) -> DatasetSto
 
 
 def _earlier_metadata(
-    instance: dg.DagsterInstance, key: dg.AssetKey, fingerprint: str, partition: str | None
+    materialization: dg.AssetMaterialization | None, fingerprint: str
 ) -> Mapping[str, Any] | None:
-    """The metadata of the latest materialization (of the partition), if it has this recipe."""
-    materialization = latest_materialization(instance, key, partition)
+    """The metadata of the latest materialization, if it has this recipe fingerprint."""
     if materialization is None:
         return None
     recorded = materialization.metadata.get(Key.FINGERPRINT.value)
@@ -298,7 +368,6 @@ def _push(
     hub = _hub(spec, context)
     result = hub.push(dataset, spec.push_to_hub)
     status = "skipped (unchanged)" if result.skipped else "pushed"
-    context.log.info(f"Hub: {status}, {result.commit_url}")
     return {
         Key.HUB_PUSH.value: status,
         Key.HUB_TARGET.value: _target(spec, hub),

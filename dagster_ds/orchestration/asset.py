@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import inspect
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, overload
 
 import dagster as dg
 
-from dagster_ds.errors import DatasetAssetDefinitionError
+from dagster_ds.errors import DatasetAssetDefinitionError, HiddenInputWarning
 from dagster_ds.orchestration._execution import DatasetAssetSpec, execute
+from dagster_ds.orchestration._hidden import (
+    FingerprintInput,
+    check_inputs,
+    hidden_reads,
+    inputs_cover,
+)
 from dagster_ds.orchestration.metadata import DatasetTranslator
 from dagster_ds.orchestration.resource import HubTarget
 from dagster_ds.orchestration.versioning import transform_hash
@@ -47,6 +54,9 @@ def dataset_asset(
     hub_resource_key: str = "hub",
     translator: DatasetTranslator | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
+    version_salt: str | None = None,
+    fingerprint_inputs: Sequence[FingerprintInput] = (),
+    ignore_args: Iterable[str] = (),
 ) -> Callable[[AssetFunction], dg.AssetsDefinition]: ...
 def dataset_asset(
     fn: AssetFunction | None = None,
@@ -72,6 +82,9 @@ def dataset_asset(
     hub_resource_key: str = "hub",
     translator: DatasetTranslator | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
+    version_salt: str | None = None,
+    fingerprint_inputs: Sequence[FingerprintInput] = (),
+    ignore_args: Iterable[str] = (),
 ) -> dg.AssetsDefinition | Callable[[AssetFunction], dg.AssetsDefinition]:
     """Make a dataset transform a Dagster asset, versioned by fingerprint.
 
@@ -90,6 +103,14 @@ def dataset_asset(
       `DatasetIOManager`) already stores that fingerprint, the function does
       not run: the materialization records the same data version with
       ``dagster_ds/cache: hit``, and downstream assets do their own check.
+    - What the function reads besides its arguments enters the fingerprint too:
+      the configuration of the resources in ``required_resource_keys`` (not
+      the IO manager, the Hub, or a resource class with
+      ``affects_dataset_output = False``), and ``fingerprint_inputs``. A
+      function whose own code reads ``os.environ``, ``open()`` or
+      ``globals()`` gets a `HiddenInputWarning`: declare what it reads.
+    - When it runs, ``dagster_ds/changed`` (and the run log) says why: what
+      differs from the previous materialization's recipe.
     - Metadata: fingerprint, parent fingerprints, transform hash,
       ``dagster/row_count``, ``dagster/column_schema``, size, a Markdown
       preview, cache hit or miss, duration, and the Hub URL and commit when
@@ -126,10 +147,18 @@ def dataset_asset(
             the input's partition mapping (``ins={"p": dg.AssetIn(partition_mapping=...)}``):
             one partition as its dataset, several as one `Dataset` whose shards
             are the partitions.
+        version_salt: Any string, hashed into the code version: change it to
+            recompute when something the hash cannot see changed.
+        fingerprint_inputs: Environment variables (``dg.EnvVar("NAME")``) and
+            files or folders (paths) the function reads; their values and
+            contents are hashed at each run.
+        ignore_args: Parameters (upstream datasets) or config fields that must
+            not count in the fingerprint (verbosity, a debug flag).
 
     Raises:
         DatasetAssetDefinitionError: The function takes ``*args``/``**kwargs``,
-            or ``config`` is not annotated with a ``dg.Config`` class.
+            ``config`` is not annotated with a ``dg.Config`` class, or
+            ``ignore_args`` names neither a parameter nor a config field.
 
     Example:
         >>> from dagster_ds import Dataset
@@ -143,8 +172,11 @@ def dataset_asset(
     def decorate(function: AssetFunction) -> dg.AssetsDefinition:
         asset_name = name or function.__name__
         parameters, takes_context, config_type = _parameters(asset_name, function)
-        code_version = transform_hash(function, config_type)
+        code_version = transform_hash(function, config_type, version_salt)
         target = HubTarget.coerce(push_to_hub) if push_to_hub is not None else None
+        inputs = check_inputs(asset_name, fingerprint_inputs)
+        ignored = _ignored(asset_name, ignore_args, parameters, config_type)
+        _warn_hidden_reads(asset_name, function, inputs)
         spec = DatasetAssetSpec(
             function=function,
             parameters=parameters,
@@ -155,6 +187,11 @@ def dataset_asset(
             hub_resource_key=hub_resource_key,
             push_to_hub=target,
             translator=translator or DatasetTranslator(),
+            version_salt=version_salt,
+            fingerprint_inputs=inputs,
+            ignore_args=ignored,
+            resource_keys=frozenset(required_resource_keys or ())
+            - {io_manager_key, hub_resource_key},
         )
         resources = {io_manager_key, *(required_resource_keys or ())}
         if target is not None:
@@ -213,6 +250,36 @@ def _parameters(asset: str, function: AssetFunction) -> tuple[tuple[str, ...], b
         else:
             upstream.append(parameter.name)
     return tuple(upstream), takes_context, config_type
+
+
+def _ignored(
+    asset: str, names: Iterable[str], parameters: Sequence[str], config_type: type | None
+) -> frozenset[str]:
+    ignored = frozenset(names)
+    fields: Mapping[str, Any] = getattr(config_type, "model_fields", {})
+    unknown = sorted(ignored - set(parameters) - set(fields))
+    if unknown:
+        raise DatasetAssetDefinitionError(
+            f"dataset_asset {asset!r}: ignore_args names {unknown}, which are neither parameters"
+            f" ({list(parameters)}) nor config fields ({sorted(fields)})."
+        )
+    return ignored
+
+
+def _warn_hidden_reads(
+    asset: str, function: AssetFunction, inputs: Sequence[FingerprintInput]
+) -> None:
+    covered = set(inputs_cover(inputs))
+    reads = [read for read in hidden_reads(function) if read not in covered]
+    if reads:
+        warnings.warn(
+            f"dataset_asset {asset!r}: its function reads {', '.join(reads)}, which its"
+            " fingerprint cannot see: when that changes, the asset is skipped with stale data."
+            ' Declare it with fingerprint_inputs=[dg.EnvVar("NAME"), "path/to/file"], or pass'
+            " it as config or a resource, or set version_salt= and change it by hand.",
+            HiddenInputWarning,
+            stacklevel=3,
+        )
 
 
 def _config_type(asset: str, function: AssetFunction) -> type:

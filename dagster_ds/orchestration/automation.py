@@ -9,10 +9,12 @@ Two ways to keep a pipeline fresh, both doing no work when nothing changed:
   that are missing, whose transform hash changed, or one of whose parents got
   a new data version (fingerprint); an unchanged source requests nothing.
   The default automation sensor evaluates it (run ``dagster dev``).
-- **A schedule** (`fingerprint_refresh_schedule`): every tick runs the whole
-  selection, sources observed in the same run; each asset whose fingerprint is
-  unchanged is skipped in a few milliseconds, so a tick in which nothing
-  changed costs Dagster's fixed run cost.
+- **A schedule** (`fingerprint_refresh_schedule`) or **a sensor**
+  (`fingerprint_refresh_sensor`): each tick observes the dataset sources in the
+  evaluating process and requests a run of the stale assets only (missing, new
+  code version, or a parent with a new data version). A tick in which nothing
+  changed launches no run; the tick's skip reason says ``0 stale assets`` and
+  why, per asset.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from typing import cast
 
 import dagster as dg
 
-__all__ = ["fingerprint_changed", "fingerprint_refresh_schedule"]
+from dagster_ds.orchestration._refresh import refresh_plan
+
+__all__ = ["fingerprint_changed", "fingerprint_refresh_schedule", "fingerprint_refresh_sensor"]
 
 
 def fingerprint_changed() -> dg.AutomationCondition:
@@ -73,12 +77,15 @@ def fingerprint_refresh_schedule(
     tags: Mapping[str, str] | None = None,
     default_status: dg.DefaultScheduleStatus = dg.DefaultScheduleStatus.STOPPED,
 ) -> dg.ScheduleDefinition:
-    """A schedule that refreshes ``selection`` and the sources upstream of it.
+    """A schedule that refreshes the stale assets of ``selection``, and launches nothing else.
 
-    Each run observes the dataset sources feeding the selection, then
-    materializes the selected assets; an asset whose fingerprint is unchanged
-    skips its transform (``dagster_ds/cache: hit``), so an unchanged pipeline
-    refreshes in Dagster's fixed cost plus a few milliseconds per asset.
+    Each tick observes the dataset sources upstream of the selection (in the
+    evaluating process: unchanged files are hashed, not parsed) and requests a
+    run of the stale assets only, with the sources that changed; when nothing
+    is stale, the tick is skipped with ``0 stale assets of N`` and one line per
+    asset saying why. The schedule's job (``<name>_job``) refreshes the whole
+    selection when launched by hand; its unchanged assets are skipped by
+    fingerprint.
 
     Args:
         name: The schedule's name; its job is named ``<name>_job``.
@@ -95,6 +102,69 @@ def fingerprint_refresh_schedule(
         >>> nightly.job_name
         'nightly_job'
     """
+    assets, job = _refresh_job(name, selection, description, tags)
+
+    def evaluate(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+        plan = refresh_plan(context.repository_def, context.instance, assets)
+        return plan.run_request(tags=dict(tags or {}))
+
+    return dg.ScheduleDefinition(
+        name=name,
+        cron_schedule=cron_schedule,
+        job=job,
+        execution_fn=evaluate,
+        execution_timezone=execution_timezone,
+        description=description,
+        default_status=default_status,
+    )
+
+
+def fingerprint_refresh_sensor(
+    name: str,
+    selection: dg.AssetSelection | str,
+    *,
+    minimum_interval_seconds: int = 300,
+    description: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
+) -> dg.SensorDefinition:
+    """A sensor that refreshes the stale assets of ``selection`` when a source or code changed.
+
+    The same decision as `fingerprint_refresh_schedule`, every
+    ``minimum_interval_seconds``: the sources are observed in the sensor's
+    process, and a run is requested only for stale assets; otherwise the tick
+    is skipped with ``0 stale assets of N`` and the reason per asset.
+
+    Example:
+        >>> import dagster as dg
+        >>> watch = fingerprint_refresh_sensor("docs_changed", dg.AssetSelection.all())
+        >>> watch.job_name
+        'docs_changed_job'
+    """
+    assets, job = _refresh_job(name, selection, description, tags)
+
+    def evaluate(context: dg.SensorEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+        repository = context.repository_def
+        if repository is None:
+            return dg.SkipReason("the sensor was evaluated without its definitions")
+        return refresh_plan(repository, context.instance, assets).run_request(tags=dict(tags or {}))
+
+    return dg.SensorDefinition(
+        name=name,
+        evaluation_fn=evaluate,
+        job=job,
+        minimum_interval_seconds=minimum_interval_seconds,
+        description=description,
+        default_status=default_status,
+    )
+
+
+def _refresh_job(
+    name: str,
+    selection: dg.AssetSelection | str,
+    description: str | None,
+    tags: Mapping[str, str] | None,
+) -> tuple[dg.AssetSelection, dg.UnresolvedAssetJobDefinition]:
     assets = (
         selection
         if isinstance(selection, dg.AssetSelection)
@@ -106,11 +176,4 @@ def fingerprint_refresh_schedule(
         description=description or f"Refresh {name}: observe sources, materialize what changed.",
         tags=tags,
     )
-    return dg.ScheduleDefinition(
-        name=name,
-        cron_schedule=cron_schedule,
-        job=job,
-        execution_timezone=execution_timezone,
-        description=description,
-        default_status=default_status,
-    )
+    return assets, job

@@ -14,6 +14,7 @@ import dagster as dg
 
 from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.features import Features
+from dagster_ds.orchestration._partitions import latest_materialization
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 
 __all__ = ["row_count_check", "schema_check"]
@@ -139,8 +140,7 @@ def _key(asset: AssetRef) -> dg.AssetKey:
 
 
 def _latest_metadata(instance: dg.DagsterInstance, key: dg.AssetKey) -> Mapping[str, Any]:
-    event = instance.get_latest_materialization_event(key)
-    materialization = event.asset_materialization if event is not None else None
+    materialization = latest_materialization(instance, key)
     return materialization.metadata if materialization is not None else {}
 
 

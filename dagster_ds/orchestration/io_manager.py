@@ -440,8 +440,7 @@ def input_version(
     if run_id is not None:
         materialization = materializations_in_run(instance, key, run_id).get(None)
     if materialization is None:
-        event = instance.get_latest_materialization_event(key)
-        materialization = event.asset_materialization if event is not None else None
+        materialization = latest_materialization(instance, key)
     if materialization is None:
         return None
     return fingerprints_of(materialization)

@@ -33,12 +33,15 @@ ROOT_FINGERPRINT = "0" * 32
 TRANSFORM_NAME = "dataset_asset"
 
 
-def transform_hash(function: Callable[..., Any], config_type: type | None = None) -> str | None:
+def transform_hash(
+    function: Callable[..., Any], config_type: type | None = None, version_salt: str | None = None
+) -> str | None:
     """The transform hash of an asset function: its code version.
 
-    Returns None, with an `UnhashableTransformWarning` naming the offending
-    object, when the function cannot be hashed; such an asset recomputes on
-    every run.
+    ``version_salt`` (`dataset_asset`'s argument) is hashed with it: change the
+    salt to invalidate what was stored. Returns None, with an
+    `UnhashableTransformWarning` naming the offending object, when the function
+    cannot be hashed; such an asset recomputes on every run.
 
     Example:
         >>> def double(numbers):
@@ -47,7 +50,8 @@ def transform_hash(function: Callable[..., Any], config_type: type | None = None
         32
     """
     try:
-        return Hasher.hash({"function": function, "config": _config_shape(config_type)})
+        salt = {"salt": version_salt} if version_salt is not None else {}
+        return Hasher.hash({"function": function, "config": config_shape(config_type), **salt})
     except UnhashableError as error:
         warnings.warn(
             f"The dataset asset function {_name(function)} cannot be hashed: {error.explanation}."
@@ -85,11 +89,15 @@ def asset_recipe(
     code_version: str | None,
     parents: Mapping[str, str],
     config: Mapping[str, Any] | None = None,
+    hidden: Mapping[str, Mapping[str, str]] | None = None,
     *,
     partition_key: str | None = None,
 ) -> tuple[str, HashNode | None]:
-    """`asset_fingerprint`, with the hash tree that `explain` reads (None: random).
+    """`asset_fingerprint`, with its hash tree (None: random).
 
+    ``hidden``: digests of what the function reads besides its arguments, by
+    kind (``resources``: the configuration of the resources it requires;
+    ``inputs``: its declared ``fingerprint_inputs``); empty kinds add nothing.
     ``partition_key``: the partition of a partitioned asset, part of its recipe
     (the function may read it from ``context.partition_key``).
     """
@@ -100,12 +108,13 @@ def asset_recipe(
         "parents": dict(parents),
         "config": dict(config or {}),
     }
+    args.update({kind: dict(digests) for kind, digests in (hidden or {}).items() if digests})
     if partition_key is not None:
         args["partition"] = partition_key
     return fingerprint_transform(ROOT_FINGERPRINT, TRANSFORM_NAME, args)
 
 
-def _config_shape(config_type: type | None) -> Any:
+def config_shape(config_type: type | None) -> Any:
     """What a config class contributes to the code version: field names, types, defaults."""
     if config_type is None:
         return None

@@ -64,7 +64,7 @@ def chromium() -> str:
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_the_ui_shows_fingerprints_data_versions_and_freshness(
+def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
     chromium: str, example: Example, tmp_path: Path
 ) -> None:
     _backfill_the_daily_partitions(example)
@@ -88,6 +88,7 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
             assert texts["dagster_ds/content_fingerprint"] == node["dataVersion"], key
             assert texts["dagster_ds/fingerprint"] != node["dataVersion"], key  # the recipe
             assert texts["dagster_ds/cache"] == "hit"
+            assert texts["dagster_ds/changed"].startswith("nothing changed"), key
             assert "dagster/row_count" in texts
             assert "dagster/column_schema" in texts
         fingerprint = nodes["train"]["dataVersion"]
@@ -123,6 +124,9 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
     assert page.returncode == 0, page.stderr[-2000:]
     assert fingerprint in page.stdout
     assert "dagster_ds/fingerprint" in page.stdout
+    # Why it ran (or, here, why it did not): the `changed` explanation on the asset page.
+    assert "dagster_ds/changed" in page.stdout
+    assert "nothing changed (fingerprint unchanged, already stored)" in page.stdout
     assert "Join the Dagster community" not in page.stdout
     assert all(key in partition_page for key in by_partition)
     assert by_partition["2024-01-02"] in partition_page  # dagster_ds/content_fingerprint

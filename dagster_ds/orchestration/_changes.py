@@ -1,0 +1,166 @@
+"""Why a dataset asset ran: its recipe's hash tree, stored per version, and what changed.
+
+Each stored asset version keeps the hash tree of its recipe: the function (its
+code and every global, closure variable and helper it uses), the config class,
+each parent's data version, each config value, the configuration of the
+resources it requires and its declared ``fingerprint_inputs``. When an asset
+runs, its new tree is compared with the tree of its previous materialization
+(read from the store, so this works in any process) and the differences are
+said in words::
+
+    global 'MIN_WORDS' (used by is_prose): 8 → 10
+    parent 'paragraphs': new data version (60d573e8… → 1f0c22a9…)
+    config 'factor': 1 → 2
+    function code changed
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import dagster as dg
+
+from dagster_ds.arrow._stored import version_record
+from dagster_ds.fingerprint import Difference, Hasher, HashNode, explain
+from dagster_ds.orchestration.io_manager import DatasetStore
+from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.orchestration.versioning import config_shape
+
+__all__ = ["describe_changes", "explain_differences", "recipe_tree"]
+
+NOTHING_CHANGED = "nothing changed (fingerprint unchanged, already stored)"
+_SHORT = 12
+
+
+def recipe_tree(
+    fingerprint: str,
+    function: Callable[..., Any],
+    config_type: type | None,
+    parents: Mapping[str, str],
+    config: Mapping[str, Any] | None,
+    hidden: Mapping[str, HashNode],
+    version_salt: str | None = None,
+    partition: str | None = None,
+) -> HashNode:
+    """The hash tree of an asset's recipe, for explanations; its digest is ``fingerprint``."""
+    components: dict[str, HashNode] = {"function": Hasher.describe(function)}
+    if config_type is not None:
+        components["config class"] = Hasher.describe(config_shape(config_type))
+    if version_salt is not None:
+        components["version_salt"] = Hasher.describe(version_salt)
+    for name, parent in parents.items():
+        components[f"parent '{name}'"] = HashNode("fingerprint", f"parent '{name}'", parent)
+    for name, value in (config or {}).items():
+        components[f"config '{name}'"] = Hasher.describe(value)
+    components.update(hidden)
+    if partition is not None:
+        components["partition"] = Hasher.describe(partition)
+    return HashNode("dataset_asset", "dataset asset recipe", fingerprint, components)
+
+
+def describe_changes(
+    store: DatasetStore,
+    key: dg.AssetKey,
+    fingerprint: str,
+    tree: HashNode,
+    earlier: dg.AssetMaterialization | None,
+) -> list[str]:
+    """What changed since ``earlier`` (the previous materialization), in words."""
+    if earlier is None:
+        return ["first materialization: nothing stored before"]
+    recorded = earlier.metadata.get(DatasetMetadataKey.FINGERPRINT.value)
+    previous = recorded.value if recorded is not None else None
+    if not isinstance(previous, str):
+        return ["the previous materialization recorded no fingerprint"]
+    if previous == fingerprint:
+        return [
+            f"same fingerprint {fingerprint[:_SHORT]}… as before, but that version is no longer"
+            " stored (removed, or damaged and quarantined): recomputed"
+        ]
+    record = version_record(store.cache, store.version_key(key, previous)) or {}
+    old = record.get("hash_tree")
+    if not isinstance(old, dict):
+        return [
+            f"new fingerprint ({previous[:_SHORT]}… → {fingerprint[:_SHORT]}…); the previous"
+            " version's hash tree is not stored, so what changed cannot be said"
+        ]
+    return explain_differences(HashNode.from_dict(old), tree)
+
+
+def explain_differences(old: HashNode, new: HashNode) -> list[str]:
+    """The differences between two recipe trees, one sentence each."""
+    explanation = explain(old, new)
+    if explanation.same:
+        return ["nothing changed"]
+    return [_sentence(difference, old, new) for difference in explanation.differences]
+
+
+def _sentence(difference: Difference, old: HashNode, new: HashNode) -> str:
+    path = difference.path
+    before, after = _node(old, path), _node(new, path)
+    if not path:
+        return f"recipe changed ({_value(before)} → {_value(after)})"
+    head = path[0]
+    if head.startswith("parent '"):
+        if difference.change == "added":
+            return f"new {head}"
+        if difference.change == "removed":
+            return f"{head} removed"
+        return f"{head}: new data version ({_short(before)} → {_short(after)})"
+    if head == "function":
+        return _function_sentence(difference, path[1:], before, after)
+    if head.startswith("resource '") and len(path) > 1:
+        return _change(f"{head} {' '.join(path[1:])}", difference, before, after)
+    return _change(head if len(path) == 1 else " → ".join(path), difference, before, after)
+
+
+def _function_sentence(
+    difference: Difference, inner: tuple[str, ...], before: HashNode | None, after: HashNode | None
+) -> str:
+    helpers = [_helper(part) for part in inner[:-1]]
+    where = f" (used by {' → '.join(helpers)})" if helpers else ""
+    if not inner:
+        return "function code changed"
+    last = inner[-1]
+    if last == "code":
+        return "function code changed" if not helpers else f"code of {' → '.join(helpers)} changed"
+    return _change(last, difference, before, after) + where
+
+
+def _change(
+    what: str, difference: Difference, before: HashNode | None, after: HashNode | None
+) -> str:
+    if difference.change == "added":
+        return f"{what} added ({_value(after)})"
+    if difference.change == "removed":
+        return f"{what} removed (was {_value(before)})"
+    return f"{what}: {_value(before)} → {_value(after)}"
+
+
+def _helper(part: str) -> str:
+    """``global 'is_prose'`` → ``is_prose``."""
+    for prefix in ("global '", "closure variable '", "default '", "attribute '"):
+        if part.startswith(prefix):
+            return part[len(prefix) : -1]
+    return part
+
+
+def _node(tree: HashNode, path: tuple[str, ...]) -> HashNode | None:
+    node: HashNode | None = tree
+    for part in path:
+        node = node.components.get(part) if node is not None else None
+    return node
+
+
+def _value(node: HashNode | None) -> str:
+    """A node's value when small and printable (its label), else its hash."""
+    if node is None:
+        return "nothing"
+    label = node.label
+    printable = node.kind == "value" and not label.startswith("<") and not label.endswith("...")
+    return label if printable and label.isprintable() else _short(node)
+
+
+def _short(node: HashNode | None) -> str:
+    return "nothing" if node is None else f"{node.digest[:_SHORT]}…"
