@@ -32,17 +32,20 @@ from dagster_ds.orchestration.checks import schema_check as schema_check
 from dagster_ds.orchestration.io_manager import DatasetIOManager as DatasetIOManager
 from dagster_ds.orchestration.io_manager import DatasetStore as DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey as DatasetMetadataKey
-from dagster_ds.orchestration.metadata import DatasetTranslator as DatasetTranslator
-from dagster_ds.orchestration.metadata import (
-    DatasetTranslatorSettings as DatasetTranslatorSettings,
-)
+from dagster_ds.orchestration.publish import publish_to_hub as publish_to_hub
 from dagster_ds.orchestration.resource import HubResource as HubResource
 from dagster_ds.orchestration.resource import HubTarget as HubTarget
 from dagster_ds.orchestration.source import dataset_source as dataset_source
+from dagster_ds.orchestration.translator import DatasetAssetProps as DatasetAssetProps
+from dagster_ds.orchestration.translator import DatasetTranslator as DatasetTranslator
+from dagster_ds.orchestration.translator import (
+    DatasetTranslatorSettings as DatasetTranslatorSettings,
+)
 from dagster_ds.orchestration.versioning import asset_fingerprint as asset_fingerprint
 from dagster_ds.orchestration.versioning import transform_hash as transform_hash
 
 __all__ = [
+    "DatasetAssetProps",
     "DatasetIOManager",
     "DatasetMetadataKey",
     "DatasetStore",
@@ -55,6 +58,7 @@ __all__ = [
     "dataset_source",
     "fingerprint_changed",
     "fingerprint_refresh_schedule",
+    "publish_to_hub",
     "row_count_check",
     "schema_check",
     "transform_hash",

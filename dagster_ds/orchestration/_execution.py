@@ -20,9 +20,16 @@ from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
 from dagster_ds.orchestration.metadata import (
     RUN_SPECIFIC_KEYS,
     DatasetMetadataKey,
-    DatasetTranslator,
+    duration_metadata,
+    version_metadata,
 )
-from dagster_ds.orchestration.resource import HubResource, HubTarget
+from dagster_ds.orchestration.resource import (
+    HubResource,
+    HubTarget,
+    PushedAsset,
+    hub_commit_message,
+)
+from dagster_ds.orchestration.translator import DatasetTranslator
 from dagster_ds.orchestration.versioning import asset_recipe
 from dagster_ds.streaming import IterableDataset
 
@@ -89,9 +96,10 @@ def execute(
         Key.CACHE.value: outcome.cache,
         Key.PARENT_FINGERPRINTS.value: dg.MetadataValue.json(parents),
         Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
+        **version_metadata(spec.code_version, data_version),
         **outcome.described,
         **outcome.hub,
-        Key.DURATION.value: dg.MetadataValue.float(time.perf_counter() - started),
+        **duration_metadata(time.perf_counter() - started),
     }
     yield _output(outcome.value, data_version, metadata)
 
@@ -110,17 +118,17 @@ def _reuse(
         {k: v for k, v in earlier.items() if k not in RUN_SPECIFIC_KEYS} if earlier else None
     )
     hub = _pushed_before(spec, context, earlier) if spec.push_to_hub is not None else {}
+    context.log.info(
+        f"Skipped {key.to_user_string()}: fingerprint {fingerprint} is unchanged (same transform"
+        f" hash {spec.code_version} and parent fingerprints {dict(parents)}) and already stored"
+        f" at {store.path_for(key, fingerprint)}, so the transform did not run and no data was"
+        " stored."
+    )
     if described is None or (spec.push_to_hub is not None and not hub):
         dataset = store.load(key, fingerprint)
         described = described or spec.translator.get_metadata(dataset)
         if spec.push_to_hub is not None and not hub:
-            hub = _push(spec, context, dataset)
-    context.log.info(
-        f"Skipped {key.to_user_string()}: fingerprint {fingerprint} is unchanged (same transform"
-        f" hash {spec.code_version} and parent fingerprints {dict(parents)}) and already stored"
-        f" at {store.path_for(key, fingerprint)}, so the transform did not run and nothing was"
-        " written."
-    )
+            hub = _push(spec, context, dataset, stored=True)
     return _Outcome(store.describe(key, fingerprint), described, "hit", hub)
 
 
@@ -287,14 +295,28 @@ def _pushed_before(
 
 
 def _push(
-    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, dataset: Dataset | IterableDataset
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    dataset: Dataset | IterableDataset,
+    stored: bool = False,
 ) -> dict[str, Any]:
     """Push through the HubResource; the metadata that records where it went."""
     assert spec.push_to_hub is not None
     hub = _hub(spec, context)
-    result = hub.push(dataset, spec.push_to_hub)
+    name = context.asset_key.to_user_string()
+    split = spec.push_to_hub.split or dataset.split or "train"
+    title, description = hub_commit_message(
+        context.run.run_id, [PushedAsset(name, split, dataset.fingerprint)]
+    )
+    result = hub.push(
+        dataset, spec.push_to_hub, commit_message=title, commit_description=description
+    )
     status = "skipped (unchanged)" if result.skipped else "pushed"
-    context.log.info(f"Hub: {status}, {result.commit_url}")
+    if result.skipped:
+        context.log.info(f"Hub: {name} is already there, no commit: {result.commit_url}")
+    else:
+        which = "its stored version (not on the Hub yet)" if stored else name
+        context.log.info(f"Hub: pushed {which} in one commit: {result.commit_url}")
     return {
         Key.HUB_PUSH.value: status,
         Key.HUB_TARGET.value: _target(spec, hub),

@@ -22,7 +22,13 @@ from dagster_ds.arrow import Dataset
 from dagster_ds.errors import DataFilesNotFoundError, DatasetSourceNotFoundError
 from dagster_ds.formats import DataFiles
 from dagster_ds.load import load_dataset
-from dagster_ds.orchestration.metadata import DatasetMetadataKey, DatasetTranslator
+from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.orchestration.translator import (
+    DatasetAssetProps,
+    DatasetTranslator,
+    prefix_parts,
+    resolve_naming,
+)
 from dagster_ds.streaming import IterableDataset
 
 __all__ = ["dataset_source"]
@@ -143,7 +149,9 @@ def dataset_source(
         metadata: Definition metadata.
         automation_condition: When to observe it, e.g.
             ``dg.AutomationCondition.cron_tick_passed("0 * * * *")``.
-        translator: Builds the data-describing metadata of observations.
+        translator: A `DatasetTranslator`: the key, group, description and
+            automation condition when not given here, and the data-describing
+            metadata of observations.
 
     Returns:
         An observable source asset; select it in a run to observe it.
@@ -168,6 +176,22 @@ def dataset_source(
         endpoint=endpoint,
     )
     describe = translator or DatasetTranslator()
+    props = DatasetAssetProps(
+        name,
+        "source",
+        key_prefix=prefix_parts(key_prefix),
+        source=f"{spec.describe()}, split {split!r}",
+    )
+    naming = resolve_naming(
+        describe,
+        props,
+        name=None,
+        key_prefix=key_prefix,
+        group_name=group_name,
+        description=description,
+        tags=None,
+        automation_condition=automation_condition,
+    )
 
     def observe() -> dg.ObserveResult:
         dataset = spec.load()
@@ -179,9 +203,8 @@ def dataset_source(
             },
         )
 
-    observe.__name__ = name
-    prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
-    loader_key = f"{dg.AssetKey([*prefix, name]).to_python_identifier()}__dagster_ds_source"
+    observe.__name__ = naming.key.path[-1]
+    loader_key = f"{naming.key.to_python_identifier()}__dagster_ds_source"
     # observable_source_asset (and its resource_defs) are Dagster beta APIs, and the way
     # Dagster offers to make a root's change visible to staleness. Each source brings
     # its own loader, under a key of its own.
@@ -189,15 +212,15 @@ def dataset_source(
         warnings.simplefilter("ignore", dg.BetaWarning)
         # (Keywords only: given the function positionally, Dagster ignores them all.)
         decorator = dg.observable_source_asset(
-            name=name,
-            key_prefix=key_prefix,
-            group_name=group_name,
-            description=description or f"Dataset source: {spec.describe()}, split {split!r}.",
+            name=naming.key.path[-1],
+            key_prefix=list(naming.key.path[:-1]) or None,
+            group_name=naming.group_name,
+            description=naming.description,
             metadata={"dagster_ds/source": spec.describe(), **(metadata or {})},
             io_manager_key=loader_key,
             resource_defs={
                 loader_key: dg.IOManagerDefinition.hardcoded_io_manager(_SourceLoader(spec))
             },
-            automation_condition=automation_condition,
+            automation_condition=naming.automation_condition,
         )
         return decorator(observe)

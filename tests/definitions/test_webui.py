@@ -19,6 +19,9 @@ query {
     assetKey { path }
     dataVersion
     staleStatus
+    internalFreshnessPolicy {
+      ... on TimeWindowFreshnessPolicy { failWindowSeconds warnWindowSeconds }
+    }
     assetMaterializations(limit: 1) {
       metadataEntries { label ... on TextMetadataEntry { text } }
     }
@@ -64,11 +67,26 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
         nodes = {
             "/".join(node["assetKey"]["path"]): node for node in server.query(ASSETS)["assetNodes"]
         }
-        assert set(nodes) == {"python_docs", "paragraphs", "tokenized", "train", "test"}
+        assert set(nodes) == {
+            "python_docs",
+            "paragraphs",
+            "tokenized",
+            "train",
+            "test",
+            "python_docs_hub",
+        }
+        for key in ("train", "test", "python_docs_hub"):  # the published splits
+            assert nodes[key]["internalFreshnessPolicy"] == {
+                "failWindowSeconds": 26 * 3600,
+                "warnWindowSeconds": 24 * 3600,
+            }
+        assert nodes["tokenized"]["internalFreshnessPolicy"] is None
         for key, node in nodes.items():
             assert node["staleStatus"] == "FRESH", key
             if key == "python_docs":  # the source: observed, never materialized
                 assert node["assetMaterializations"] == []
+                continue
+            if key == "python_docs_hub":  # a Hub commit, not a stored dataset
                 continue
             (materialization,) = node["assetMaterializations"]
             texts = {
@@ -79,6 +97,8 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
             assert texts["dagster_ds/cache"] == "hit"
             assert "dagster/row_count" in texts
             assert "dagster/column_schema" in texts
+            assert texts["dagster_ds/data_version"] == node["dataVersion"], key
+            assert texts["dagster_ds/code_version"], key
         fingerprint = nodes["train"]["dataVersion"]
 
         server.query("mutation { setNuxSeen }")  # no "Join the Dagster community" modal
@@ -99,4 +119,6 @@ def test_the_ui_shows_fingerprints_data_versions_and_freshness(
     assert page.returncode == 0, page.stderr[-2000:]
     assert fingerprint in page.stdout
     assert "dagster_ds/fingerprint" in page.stdout
+    for label in ("dagster_ds/code_version", "dagster_ds/data_version", "Freshness"):
+        assert label in page.stdout, label
     assert "Join the Dagster community" not in page.stdout
