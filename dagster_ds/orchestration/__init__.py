@@ -22,6 +22,9 @@ Example:
     ... )
 """
 
+import dagster as dg
+
+from dagster_ds import __version__
 from dagster_ds.orchestration.asset import dataset_asset as dataset_asset
 from dagster_ds.orchestration.automation import fingerprint_changed as fingerprint_changed
 from dagster_ds.orchestration.automation import (
@@ -43,6 +46,12 @@ from dagster_ds.orchestration.translator import (
 )
 from dagster_ds.orchestration.versioning import asset_fingerprint as asset_fingerprint
 from dagster_ds.orchestration.versioning import transform_hash as transform_hash
+
+# As Dagster's integrations do: the UI and `dagster` tooling list dagster-ds and its version.
+# (A top-level dagster name, re-exported without `as`, hence the pyright note.)
+dg.DagsterLibraryRegistry.register(  # pyright: ignore[reportPrivateImportUsage]
+    "dagster-ds", __version__, is_dagster_package=False
+)
 
 __all__ = [
     "DatasetAssetProps",
