@@ -90,3 +90,34 @@ def test_a_refresh_publishes_both_splits_in_one_commit_and_nothing_when_unchange
         after_third = commits()
         assert len(after_third) == len(after_first) + 1
         assert after_third[0].title.endswith(f"(Dagster run {third.run_id[:8]})")
+
+
+def test_the_skip_message_never_contradicts_the_push_message(
+    tmp_path: Path,
+    instance: dg.DagsterInstance,
+    corpus: Path,
+    body_calls: Callable[[], list[str]],
+) -> None:
+    chain = build(str(corpus))
+
+    @dataset_asset(push_to_hub="user/pushed")
+    def pushed(tokens: Dataset) -> Dataset:
+        return tokens
+
+    assets = [*chain.all, pushed]
+    storage = DatasetIOManager(base_dir=str(tmp_path / "storage"))
+    for hub in ("hub-a", "hub-b"):  # the second Hub does not have the stored version yet
+        resources = {"io_manager": storage, "hub": HubResource(local_data_dir=str(tmp_path / hub))}
+        result = dg.materialize(assets, instance=instance, resources=resources)
+        assert result.success
+    messages = [
+        entry.user_message
+        for entry in instance.all_logs(result.run_id)
+        if entry.step_key == "pushed" and entry.user_message.startswith(("Skipped", "Hub:"))
+    ]
+    assert len(messages) == 2, messages
+    skipped, hub = messages
+    assert skipped.startswith("Skipped pushed:")
+    assert "no data was stored" in skipped
+    assert "nothing was written" not in skipped
+    assert hub.startswith("Hub: pushed its stored version (not on the Hub yet) in one commit:")
