@@ -7,6 +7,7 @@ the instance's storage folder), or huggingface.co when ``HF_TOKEN`` and
 """
 
 import os
+from pathlib import Path
 
 import dagster as dg
 
@@ -32,14 +33,18 @@ nightly_refresh = fingerprint_refresh_schedule(
     "nightly_refresh", "0 3 * * *", dg.AssetSelection.groups(GROUP)
 )
 
-defs = dg.Definitions(
-    assets=[*assets, *daily_assets],
-    asset_checks=checks,
-    schedules=[nightly_refresh],
-    resources={
-        "io_manager": DatasetIOManager(base_dir=os.environ.get("DAGSTER_DS_STORAGE")),
-        "hub": hub_resource(),
-    },
+defs = dg.Definitions.merge(
+    dg.Definitions(
+        assets=[*assets, *daily_assets],
+        asset_checks=checks,
+        schedules=[nightly_refresh],
+        resources={
+            "io_manager": DatasetIOManager(base_dir=os.environ.get("DAGSTER_DS_STORAGE")),
+            "hub": hub_resource(),
+        },
+    ),
+    # Component definitions scaffolded into definitions/defs/ with `dg` (none by default).
+    dg.load_from_defs_folder(path_within_project=Path(__file__).parent.parent),
 )
 
 

@@ -3,29 +3,33 @@
     python_docs (source: JSON Lines in definitions/data, observed by content)
       -> paragraphs   unwrap lines, drop heading rules, code blocks and short paragraphs
       -> tokenized    a plain-Python word tokenizer: tokens, num_tokens
-      -> train, test  whole topics to one split or the other (a stable hash), each pushed
-                      to the Hub as a split of one dataset repository
+      -> train, test  whole topics to one split or the other (a stable hash)
+      -> python_docs_hub  both splits published to one Hub dataset repository in ONE
+                      commit (a reader never sees a new train next to an old test)
 
 Every transform is a `dataset_asset`: it is skipped when its fingerprint is
 already stored, and `fingerprint_changed()` requests it only when its code or
 a parent's fingerprint changed. Two ways to refresh: the nightly schedule (one
 run: observe the source, skip what did not change), or the automation sensor
-(observe the source every 15 minutes, run only what changed).
+(observe the source every 15 minutes, run only what changed). The published
+splits carry a freshness policy: the UI flags them when no refresh has
+materialized them for a day.
 """
 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dagster as dg
 
 from dagster_ds import Dataset, Features, List, Value
 from dagster_ds.orchestration import (
-    HubTarget,
     dataset_asset,
     dataset_source,
     fingerprint_changed,
+    publish_to_hub,
     row_count_check,
     schema_check,
 )
@@ -35,6 +39,10 @@ DATA_FILE = Path(__file__).resolve().parent / "data" / "python_docs_paragraphs.j
 GROUP = "python_docs"
 # The embedded local Hub by default; the real Hub with HF_TOKEN and this variable set.
 REPO_ID = os.environ.get("DAGSTER_DS_EXAMPLE_REPO", "dagster-ds/python-docs-paragraphs")
+# The nightly refresh runs every 24 hours: a split older than that missed one.
+FRESHNESS = dg.FreshnessPolicy.time_window(
+    fail_window=timedelta(hours=26), warn_window=timedelta(hours=24)
+)
 
 python_docs = dataset_source(
     "python_docs",
@@ -61,26 +69,37 @@ def tokenized(paragraphs: Dataset) -> Dataset:
     return paragraphs.map(tokenize_example)
 
 
-@dataset_asset(
-    group_name=GROUP,
-    kinds={"huggingface"},
-    automation_condition=fingerprint_changed(),
-    push_to_hub=HubTarget(REPO_ID, split="train"),
-)
+@dataset_asset(group_name=GROUP, kinds={"python"}, automation_condition=fingerprint_changed())
 def train(tokenized: Dataset) -> Dataset:
-    """The training split: about 90% of the topics, pushed to the Hub."""
+    """The training split: about 90% of the topics."""
     return tokenized.filter(lambda example: not is_test_topic(example))
 
 
-@dataset_asset(
-    group_name=GROUP,
-    kinds={"huggingface"},
-    automation_condition=fingerprint_changed(),
-    push_to_hub=HubTarget(REPO_ID, split="test"),
-)
+@dataset_asset(group_name=GROUP, kinds={"python"}, automation_condition=fingerprint_changed())
 def test(tokenized: Dataset) -> Dataset:
-    """The test split: the other topics, pushed to the Hub."""
+    """The test split: the other topics."""
     return tokenized.filter(is_test_topic)
+
+
+def _must_be_fresh(asset: dg.AssetsDefinition) -> dg.AssetsDefinition:
+    """The asset with the pipeline's freshness policy (shown, with its state, on its page)."""
+    (fresh,) = dg.map_asset_specs(
+        lambda spec: spec.replace_attributes(freshness_policy=FRESHNESS), [asset]
+    )
+    assert isinstance(fresh, dg.AssetsDefinition)
+    return fresh
+
+
+train, test = _must_be_fresh(train), _must_be_fresh(test)
+
+python_docs_hub = publish_to_hub(
+    "python_docs_hub",
+    REPO_ID,
+    {"train": train, "test": test},
+    group_name=GROUP,
+    automation_condition=fingerprint_changed(),
+    freshness_policy=FRESHNESS,
+)
 
 
 TOKENIZED_FEATURES = Features(
@@ -99,4 +118,4 @@ checks = [
     row_count_check(train, min_rows=500),
     row_count_check(test, min_rows=50),
 ]
-assets = [python_docs, paragraphs, tokenized, train, test]
+assets = [python_docs, paragraphs, tokenized, train, test, python_docs_hub]

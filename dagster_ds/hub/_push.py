@@ -459,7 +459,8 @@ def _commit(
                 repo_id,
                 operations=operations,
                 commit_message=target.commit_message or "Upload dataset",
-                commit_description=target.commit_description,
+                commit_description=target.commit_description
+                or default_description(target.config_name, changed, unchanged),
                 repo_type=REPO_TYPE,
                 revision=target.revision,
                 create_pr=target.create_pr,
@@ -478,6 +479,19 @@ def _commit(
             head = client.api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha or ""
             state = _read_state(client, repo_id, head, directory)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def default_description(
+    config_name: str, changed: Sequence[SplitSource], unchanged: Sequence[str]
+) -> str:
+    """What a commit without a description says: each split pushed and its fingerprint."""
+    lines = [
+        f"- config `{config_name}`, split `{source.name}`: fingerprint {source.fingerprint}"
+        for source in changed
+    ]
+    if unchanged:
+        lines.append(f"Unchanged: {', '.join(unchanged)}.")
+    return "\n".join(lines)
 
 
 def _attempts() -> Iterator[int]:

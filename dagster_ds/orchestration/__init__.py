@@ -22,6 +22,9 @@ Example:
     ... )
 """
 
+import dagster as dg
+
+from dagster_ds import __version__
 from dagster_ds.orchestration.asset import dataset_asset as dataset_asset
 from dagster_ds.orchestration.automation import fingerprint_changed as fingerprint_changed
 from dagster_ds.orchestration.automation import (
@@ -35,17 +38,26 @@ from dagster_ds.orchestration.checks import schema_check as schema_check
 from dagster_ds.orchestration.io_manager import DatasetIOManager as DatasetIOManager
 from dagster_ds.orchestration.io_manager import DatasetStore as DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey as DatasetMetadataKey
-from dagster_ds.orchestration.metadata import DatasetTranslator as DatasetTranslator
-from dagster_ds.orchestration.metadata import (
-    DatasetTranslatorSettings as DatasetTranslatorSettings,
-)
+from dagster_ds.orchestration.publish import publish_to_hub as publish_to_hub
 from dagster_ds.orchestration.resource import HubResource as HubResource
 from dagster_ds.orchestration.resource import HubTarget as HubTarget
 from dagster_ds.orchestration.source import dataset_source as dataset_source
+from dagster_ds.orchestration.translator import DatasetAssetProps as DatasetAssetProps
+from dagster_ds.orchestration.translator import DatasetTranslator as DatasetTranslator
+from dagster_ds.orchestration.translator import (
+    DatasetTranslatorSettings as DatasetTranslatorSettings,
+)
 from dagster_ds.orchestration.versioning import asset_fingerprint as asset_fingerprint
 from dagster_ds.orchestration.versioning import transform_hash as transform_hash
 
+# As Dagster's integrations do: the UI and `dagster` tooling list dagster-ds and its version.
+# (A top-level dagster name, re-exported without `as`, hence the pyright note.)
+dg.DagsterLibraryRegistry.register(  # pyright: ignore[reportPrivateImportUsage]
+    "dagster-ds", __version__, is_dagster_package=False
+)
+
 __all__ = [
+    "DatasetAssetProps",
     "DatasetIOManager",
     "DatasetMetadataKey",
     "DatasetStore",
@@ -59,6 +71,7 @@ __all__ = [
     "fingerprint_changed",
     "fingerprint_refresh_schedule",
     "fingerprint_refresh_sensor",
+    "publish_to_hub",
     "row_count_check",
     "schema_check",
     "transform_hash",

@@ -26,9 +26,16 @@ from dagster_ds.orchestration.io_manager import (
 from dagster_ds.orchestration.metadata import (
     RUN_SPECIFIC_KEYS,
     DatasetMetadataKey,
-    DatasetTranslator,
+    duration_metadata,
+    version_metadata,
 )
-from dagster_ds.orchestration.resource import HubResource, HubTarget
+from dagster_ds.orchestration.resource import (
+    HubResource,
+    HubTarget,
+    PushedAsset,
+    hub_commit_message,
+)
+from dagster_ds.orchestration.translator import DatasetTranslator
 from dagster_ds.orchestration.versioning import asset_recipe
 from dagster_ds.streaming import IterableDataset
 
@@ -128,10 +135,11 @@ def execute(
         Key.CACHE.value: outcome.cache,
         Key.PARENT_FINGERPRINTS.value: dg.MetadataValue.json(parents),
         Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
+        **version_metadata(spec.code_version, data_version),
         **outcome.described,
         **outcome.hub,
         CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
-        Key.DURATION.value: dg.MetadataValue.float(time.perf_counter() - started),
+        **duration_metadata(time.perf_counter() - started),
     }
     yield _output(outcome.value, data_version, metadata)
 
@@ -184,7 +192,8 @@ def _reuse(
             hub = _push(spec, context, dataset)
     context.log.info(
         f"Skipped {key.to_user_string()}: nothing changed (fingerprint {fingerprint[:12]}…"
-        f" unchanged, already stored); the transform did not run{_hub_note(hub)}."
+        " unchanged, already stored); the transform did not run and no data was stored"
+        f"{_hub_note(hub, stored=True)}."
     )
     return _Outcome(store.describe(key, fingerprint), described, "hit", hub, [NOTHING_CHANGED])
 
@@ -236,13 +245,17 @@ def _run(
     return _Outcome(value, described, cache, hub, changed)
 
 
-def _hub_note(hub: Mapping[str, Any]) -> str:
+def _hub_note(hub: Mapping[str, Any], *, stored: bool = False) -> str:
+    """The Hub's part of an asset's one log line (``stored``: the push sent a stored version)."""
     status = hub.get(Key.HUB_PUSH.value)
     if status is None:
         return ""
     url = hub.get(Key.HUB_URL.value)
     link = getattr(url, "value", url)
-    return f"; Hub: {status}, {link}" if status == "pushed" else f"; Hub: {status}"
+    if status != "pushed":
+        return f"; Hub: already there, no commit ({status})"
+    which = "its stored version (not on the Hub yet)" if stored else "it"
+    return f"; Hub: pushed {which} in one commit: {link}"
 
 
 def result_of(spec: DatasetAssetSpec, call: Mapping[str, Any]) -> Any:
@@ -361,12 +374,21 @@ def _pushed_before(
 
 
 def _push(
-    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, dataset: Dataset | IterableDataset
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    dataset: Dataset | IterableDataset,
 ) -> dict[str, Any]:
     """Push through the HubResource; the metadata that records where it went."""
     assert spec.push_to_hub is not None
     hub = _hub(spec, context)
-    result = hub.push(dataset, spec.push_to_hub)
+    name = context.asset_key.to_user_string()
+    split = spec.push_to_hub.split or dataset.split or "train"
+    title, description = hub_commit_message(
+        context.run.run_id, [PushedAsset(name, split, dataset.fingerprint)]
+    )
+    result = hub.push(
+        dataset, spec.push_to_hub, commit_message=title, commit_description=description
+    )
     status = "skipped (unchanged)" if result.skipped else "pushed"
     return {
         Key.HUB_PUSH.value: status,

@@ -18,8 +18,13 @@ from dagster_ds.orchestration._hidden import (
     hidden_reads,
     inputs_cover,
 )
-from dagster_ds.orchestration.metadata import DatasetTranslator
 from dagster_ds.orchestration.resource import HubTarget
+from dagster_ds.orchestration.translator import (
+    DatasetAssetProps,
+    DatasetTranslator,
+    prefix_parts,
+    resolve_naming,
+)
 from dagster_ds.orchestration.versioning import transform_hash
 
 __all__ = ["dataset_asset"]
@@ -138,7 +143,10 @@ def dataset_asset(
             materialization through the `HubResource` (a push whose fingerprint
             is already on the Hub makes no commit).
         hub_resource_key: The resource key of the `HubResource`.
-        translator: Builds the data-describing metadata (`DatasetTranslator`).
+        translator: A `DatasetTranslator`: the asset's key, group, description,
+            tags and automation condition when not given here (the arguments
+            above win), the upstream parameters' keys, and the data-describing
+            metadata of each materialization.
         partitions_def: Partition the asset (daily, hourly, static, dynamic...). Each
             partition is its own version in the store, with its own fingerprint
             (the partition key is part of the recipe) and data version, and is
@@ -171,6 +179,18 @@ def dataset_asset(
 
     def decorate(function: AssetFunction) -> dg.AssetsDefinition:
         asset_name = name or function.__name__
+        translate = translator or DatasetTranslator()
+        props = DatasetAssetProps(asset_name, "asset", function, prefix_parts(key_prefix))
+        naming = resolve_naming(
+            translate,
+            props,
+            name=name,
+            key_prefix=key_prefix,
+            group_name=group_name,
+            description=description,
+            tags=tags,
+            automation_condition=automation_condition,
+        )
         parameters, takes_context, config_type = _parameters(asset_name, function)
         code_version = transform_hash(function, config_type, version_salt)
         target = HubTarget.coerce(push_to_hub) if push_to_hub is not None else None
@@ -186,7 +206,7 @@ def dataset_asset(
             io_manager_key=io_manager_key,
             hub_resource_key=hub_resource_key,
             push_to_hub=target,
-            translator=translator or DatasetTranslator(),
+            translator=translate,
             version_salt=version_salt,
             fingerprint_inputs=inputs,
             ignore_args=ignored,
@@ -196,7 +216,9 @@ def dataset_asset(
         resources = {io_manager_key, *(required_resource_keys or ())}
         if target is not None:
             resources.add(hub_resource_key)
-        asset_ins = {param: _asset_in(param, (ins or {}).get(param)) for param in parameters}
+        asset_ins = {
+            param: _asset_in(translate, param, (ins or {}).get(param)) for param in parameters
+        }
         unknown = sorted(set(ins or {}) - set(parameters))
         if unknown:
             raise DatasetAssetDefinitionError(
@@ -205,21 +227,21 @@ def dataset_asset(
             )
         definition_metadata = {
             "dagster_ds/function": f"{function.__module__}.{function.__qualname__}",
+            "dagster_ds/code_version": code_version or "none (unhashable transform)",
             **({"dagster_ds/hub_repo": target.repo_id} if target is not None else {}),
             **(metadata or {}),
         }
         return dg.asset(
-            name=asset_name,
-            key_prefix=key_prefix,
+            key=naming.key,
             ins=asset_ins,
             deps=deps,
-            group_name=group_name,
-            description=description or inspect.getdoc(function),
+            group_name=naming.group_name,
+            description=naming.description,
             metadata=definition_metadata,
-            tags=tags,
+            tags=naming.tags,
             kinds=kinds,
             owners=owners,
-            automation_condition=automation_condition,
+            automation_condition=naming.automation_condition,
             io_manager_key=io_manager_key,
             required_resource_keys=resources,
             op_tags=op_tags,
@@ -301,9 +323,11 @@ def _config_type(asset: str, function: AssetFunction) -> type:
     )
 
 
-def _asset_in(parameter: str, given: dg.AssetIn | None) -> dg.AssetIn:
+def _asset_in(
+    translator: DatasetTranslator, parameter: str, given: dg.AssetIn | None
+) -> dg.AssetIn:
     if given is None:
-        return dg.AssetIn(key=dg.AssetKey([parameter]))
+        return dg.AssetIn(key=translator.get_asset_key(DatasetAssetProps(parameter, "upstream")))
     return given
 
 

@@ -15,7 +15,7 @@ import dagster as dg
 from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.features import Features
 from dagster_ds.orchestration._partitions import latest_materialization
-from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.orchestration.metadata import DatasetMetadataKey, feature_text, schema_text
 
 __all__ = ["row_count_check", "schema_check"]
 
@@ -53,7 +53,7 @@ def schema_check(
         asset=key,
         name=name,
         blocking=blocking,
-        description=description or f"Columns and types are {dict(wanted)}.",
+        description=description or f"The columns, in order: {schema_text(dict(wanted))}.",
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
         schema = _latest_metadata(context.instance, key).get(DatasetMetadataKey.COLUMN_SCHEMA.value)
@@ -67,7 +67,13 @@ def schema_check(
         return dg.AssetCheckResult(
             passed=not problems,
             description="; ".join(problems) or "The schema is as expected.",
-            metadata={"expected": dg.MetadataValue.json(dict(wanted))},
+            metadata={
+                "expected": dg.MetadataValue.table_schema(
+                    dg.TableSchema(
+                        columns=[dg.TableColumn(name, feature_text(kind)) for name, kind in wanted]
+                    )
+                )
+            },
         )
 
     return _check
@@ -155,7 +161,7 @@ def _schema_differences(wanted: list[tuple[str, str]], actual: list[tuple[str, s
     if extra:
         problems.append(f"unexpected columns {extra}")
     problems.extend(
-        f"column {column!r} is {actual_types[column]}, expected {kind}"
+        f"column {column!r} is {feature_text(actual_types[column])}, expected {feature_text(kind)}"
         for column, kind in wanted
         if column in actual_types and actual_types[column] != kind
     )

@@ -57,7 +57,7 @@ from dagster_ds.orchestration._partitions import (
     materializations_in_run,
 )
 from dagster_ds.orchestration._streams import STREAM_FLAG, as_stream, stream_to_dataset
-from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.orchestration.metadata import DatasetMetadataKey, size_metadata
 from dagster_ds.streaming import IterableDataset
 
 __all__ = ["DatasetIOManager", "DatasetStore"]
@@ -323,7 +323,7 @@ class DatasetStore(dg.IOManager):
             DatasetMetadataKey.PATH.value: dg.MetadataValue.path(
                 self.path_for(key, obj.fingerprint)
             ),
-            DatasetMetadataKey.SIZE.value: dg.MetadataValue.int(obj.size),
+            **size_metadata(obj.size),
             DatasetMetadataKey.BYTES_WRITTEN.value: dg.MetadataValue.int(obj.bytes_written),
         }
         recorded = context.output_metadata or {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,7 @@ from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.hub._client import LOCAL_HUB_TOKEN, disable_xet_and_telemetry, is_valid_repo_id
 
 if TYPE_CHECKING:
-    from dagster_ds.arrow import Dataset
+    from dagster_ds.arrow import Dataset, DatasetDict
     from dagster_ds.hub import PushResult
     from dagster_ds.hub.server import LocalHubServer
     from dagster_ds.streaming import IterableDataset
@@ -45,6 +45,34 @@ if TYPE_CHECKING:
 __all__ = ["HubResource", "HubTarget"]
 
 HUB_ENDPOINT = "https://huggingface.co"
+
+
+@dataclass(frozen=True)
+class PushedAsset:
+    """One asset in a Hub commit: which split it is and the fingerprint pushed."""
+
+    asset: str
+    split: str
+    fingerprint: str
+
+
+def hub_commit_message(run_id: str | None, pushed: Sequence[PushedAsset]) -> tuple[str, str]:
+    """The title and description of a commit pushing ``pushed``: assets, fingerprints, run id.
+
+    Built from names, fingerprints and the run id only, never from a token or
+    any other configuration value.
+    """
+    from dagster_ds import __version__
+
+    run = f" (Dagster run {run_id[:8]})" if run_id else ""
+    title = "Update " + ", ".join(f"{entry.split} from {entry.asset}" for entry in pushed) + run
+    lines = [
+        f"- split `{entry.split}` from asset `{entry.asset}`: fingerprint {entry.fingerprint}"
+        for entry in pushed
+    ]
+    origin = f"Pushed by dagster_ds {__version__}"
+    lines += ["", f"{origin} from Dagster run {run_id}." if run_id else f"{origin}."]
+    return title, "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -205,8 +233,18 @@ class HubResource(dg.ConfigurableResource):
         """The web URL of one commit of a dataset repository."""
         return f"{self.repo_url(repo_id)}/commit/{commit}"
 
-    def push(self, dataset: Dataset | IterableDataset, target: HubTarget) -> PushResult:
+    def push(
+        self,
+        dataset: Dataset | IterableDataset,
+        target: HubTarget,
+        *,
+        commit_message: str | None = None,
+        commit_description: str | None = None,
+    ) -> PushResult:
         """Push ``dataset`` (or a stream) to ``target`` in one commit; none if the Hub has it.
+
+        ``commit_message`` and ``commit_description`` title and describe the
+        commit (`dataset_asset` names the asset, its fingerprint and the run).
 
         Returns:
             The `PushResult`: ``skipped`` (True when the Hub already recorded this
@@ -226,7 +264,41 @@ class HubResource(dg.ConfigurableResource):
                 revision=target.revision,
                 private=target.private,
                 endpoint=self.url,
+                commit_message=commit_message,
+                commit_description=commit_description,
             )
+        return self._lasting_link(target, result)
+
+    def push_splits(
+        self,
+        splits: DatasetDict,
+        target: HubTarget,
+        *,
+        commit_message: str | None = None,
+        commit_description: str | None = None,
+    ) -> PushResult:
+        """Push every split of ``splits`` to ``target``'s config in ONE commit; none if unchanged.
+
+        The config's splits become exactly these (``target.split`` is ignored);
+        a split whose fingerprint the Hub already records keeps its files.
+
+        Raises:
+            HubRequestError: The Hub refused or failed the push; nothing was committed.
+        """
+        with self.repo_lock(target.repo_id):
+            result = splits.push_to_hub(
+                target.repo_id,
+                config_name=target.config_name,
+                token=self.client_token(),
+                revision=target.revision,
+                private=target.private,
+                endpoint=self.url,
+                commit_message=commit_message,
+                commit_description=commit_description,
+            )
+        return self._lasting_link(target, result)
+
+    def _lasting_link(self, target: HubTarget, result: PushResult) -> PushResult:
         if self.is_embedded:
             # The step's server may have a port of its own; the link uses the lasting one.
             url = self.commit_url(target.repo_id, result.commit_oid)

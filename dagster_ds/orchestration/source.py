@@ -28,7 +28,13 @@ from dagster_ds.orchestration._source_partitions import (
     load_partitions,
     observer,
 )
-from dagster_ds.orchestration.metadata import DatasetMetadataKey, DatasetTranslator
+from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.orchestration.translator import (
+    DatasetAssetProps,
+    DatasetTranslator,
+    prefix_parts,
+    resolve_naming,
+)
 from dagster_ds.streaming import IterableDataset
 
 __all__ = ["dataset_source"]
@@ -171,7 +177,9 @@ def dataset_source(
         metadata: Definition metadata.
         automation_condition: When to observe it, e.g.
             ``dg.AutomationCondition.cron_tick_passed("0 * * * *")``.
-        translator: Builds the data-describing metadata of observations.
+        translator: A `DatasetTranslator`: the key, group, description and
+            automation condition when not given here, and the data-describing
+            metadata of observations.
         partitions_def: Partition the source (daily, hourly, static, dynamic...).
             ``data_files``/``data_dir`` are then templates: ``{partition_key}``
             and, for time windows, ``{start}``/``{end}`` (``{start:%Y/%m/%d}``).
@@ -204,6 +212,22 @@ def dataset_source(
     describe = translator or DatasetTranslator()
     if partitions_def is not None:
         check_templates(name, data_files, data_dir)
+    props = DatasetAssetProps(
+        name,
+        "source",
+        key_prefix=prefix_parts(key_prefix),
+        source=f"{spec.describe()}, split {split!r}",
+    )
+    naming = resolve_naming(
+        describe,
+        props,
+        name=None,
+        key_prefix=key_prefix,
+        group_name=group_name,
+        description=description,
+        tags=None,
+        automation_condition=automation_condition,
+    )
 
     def observe(context: dg.AssetExecutionContext) -> dg.ObserveResult:
         with _into_store(context.resources, context.instance):
@@ -222,9 +246,8 @@ def dataset_source(
             return observer(spec, partitions_def)(context)
 
     observe_fn: Any = observe if partitions_def is None else observe_partitions
-    observe_fn.__name__ = name
-    prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
-    loader_key = f"{dg.AssetKey([*prefix, name]).to_python_identifier()}__dagster_ds_source"
+    observe_fn.__name__ = naming.key.path[-1]
+    loader_key = f"{naming.key.to_python_identifier()}__dagster_ds_source"
     # observable_source_asset (and its resource_defs) are Dagster beta APIs, and the way
     # Dagster offers to make a root's change visible to staleness. Each source brings
     # its own loader, under a key of its own.
@@ -232,10 +255,10 @@ def dataset_source(
         warnings.simplefilter("ignore", dg.BetaWarning)
         # (Keywords only: given the function positionally, Dagster ignores them all.)
         decorator = dg.observable_source_asset(
-            name=name,
-            key_prefix=key_prefix,
-            group_name=group_name,
-            description=description or f"Dataset source: {spec.describe()}, split {split!r}.",
+            name=naming.key.path[-1],
+            key_prefix=list(naming.key.path[:-1]) or None,
+            group_name=naming.group_name,
+            description=naming.description,
             metadata={"dagster_ds/source": spec.describe(), **(metadata or {})},
             io_manager_key=loader_key,
             # Both load into the run's store: the io_manager when it is a DatasetStore.
@@ -246,7 +269,7 @@ def dataset_source(
                     required_resource_keys={"io_manager"},
                 )
             },
-            automation_condition=automation_condition,
+            automation_condition=naming.automation_condition,
             partitions_def=partitions_def,
         )
         return decorator(observe_fn)

@@ -17,6 +17,7 @@ from tests.conftest import REPO_ROOT
 from tests.definitions.conftest import Example
 
 ASSETS = ["paragraphs", "tokenized", "train", "test"]
+PUBLISHED = "python_docs_hub"  # publishes train and test in one Hub commit
 
 
 def _materializations(result: dg.ExecuteJobResult) -> dict[str, dict[str, Any]]:
@@ -57,14 +58,14 @@ def test_workspace_validates(tmp_path: Path) -> None:
 def test_the_pipeline_graph() -> None:
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert keys == {"python_docs", *ASSETS, "python_docs_daily", "daily_paragraphs"}
+    assert keys == {"python_docs", *ASSETS, PUBLISHED, "python_docs_daily", "daily_paragraphs"}
     assert {check.to_user_string() for check in graph.asset_check_keys} == {
         "tokenized:schema",
         "train:row_count",
         "test:row_count",
     }
     assert defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 3 * * *"
-    for key in ASSETS:
+    for key in [*ASSETS, PUBLISHED]:
         condition = graph.get(dg.AssetKey(key)).automation_condition
         assert condition is not None
         assert condition.get_label() == "fingerprint_changed"
@@ -80,10 +81,9 @@ def test_the_multiprocess_executor_materializes_everything(example: Example) -> 
     observed = [event.asset_key for event in result.get_asset_observation_events()]
     assert observed == [dg.AssetKey("python_docs")]
     materialized = _materializations(result)
-    assert sorted(materialized) == sorted(ASSETS)
-    assert {metadata["dagster_ds/cache"] for metadata in materialized.values()} == {"miss"}
-    assert materialized["train"]["dagster_ds/hub_push"] == "pushed"
-    assert materialized["test"]["dagster_ds/hub_push"] == "pushed"
+    assert sorted(materialized) == sorted([*ASSETS, PUBLISHED])
+    assert {materialized[key]["dagster_ds/cache"] for key in ASSETS} == {"miss"}
+    assert materialized[PUBLISHED]["dagster_ds/hub_push"] == "pushed"
     assert materialized["paragraphs"]["dagster/row_count"] == 1093
     assert (
         materialized["train"]["dagster/row_count"] + materialized["test"]["dagster/row_count"]
@@ -105,14 +105,36 @@ def test_the_multiprocess_executor_materializes_everything(example: Example) -> 
 def test_the_second_run_skips_every_transform_and_push(example: Example) -> None:
     first, second = _materializations(example.first), _materializations(example.second)
     assert second.keys() == first.keys()
-    for key, metadata in second.items():
+    for key in ASSETS:
+        metadata = second[key]
         assert metadata["dagster_ds/cache"] == "hit"
         assert metadata["dagster_ds/fingerprint"] == first[key]["dagster_ds/fingerprint"]
         assert metadata["dagster_ds/path"] == first[key]["dagster_ds/path"]
-    for split in ("train", "test"):
-        assert second[split]["dagster_ds/hub_push"] == "skipped (unchanged)"
-        assert second[split]["dagster_ds/hub_commit"] == first[split]["dagster_ds/hub_commit"]
+    assert second[PUBLISHED]["dagster_ds/hub_push"] == "skipped (unchanged)"
+    assert second[PUBLISHED]["dagster_ds/hub_commit"] == first[PUBLISHED]["dagster_ds/hub_commit"]
     assert all(_checks(example.second).values())
+
+
+def test_both_splits_are_one_hub_commit_naming_the_assets_and_the_run(example: Example) -> None:
+    from huggingface_hub import HfApi
+
+    from dagster_ds.hub.server import LocalHubServer
+    from definitions.pipeline import REPO_ID
+
+    first = _materializations(example.first)
+    with LocalHubServer(example.home / "storage" / "dagster_ds_hub") as hub:
+        api = HfApi(endpoint=hub.endpoint, token="reader")
+        commits = api.list_repo_commits(REPO_ID, repo_type="dataset")
+    pushes = [commit for commit in commits if commit.title.startswith("Update")]
+    assert len(pushes) == 1  # the second refresh made none
+    (push,) = pushes
+    assert push.commit_id == first[PUBLISHED]["dagster_ds/hub_commit"]
+    assert push.title == (
+        f"Update train from train, test from test (Dagster run {example.first.run_id[:8]})"
+    )
+    for split in ("train", "test"):
+        assert first[split]["dagster_ds/content_fingerprint"] in push.message
+    assert example.first.run_id in push.message
 
 
 def test_recorded_data_versions_are_the_fingerprints_of_the_stored_datasets(

@@ -19,6 +19,9 @@ query {
     assetKey { path }
     dataVersion
     staleStatus
+    internalFreshnessPolicy {
+      ... on TimeWindowFreshnessPolicy { failWindowSeconds warnWindowSeconds }
+    }
     assetMaterializations(limit: 1) {
       metadataEntries { label ... on TextMetadataEntry { text } }
     }
@@ -73,13 +76,29 @@ def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
         nodes = {
             "/".join(node["assetKey"]["path"]): node for node in server.query(ASSETS)["assetNodes"]
         }
-        assert set(nodes) == {"python_docs", "paragraphs", "tokenized", "train", "test", *DAILY}
+        assert set(nodes) == {
+            "python_docs",
+            "paragraphs",
+            "tokenized",
+            "train",
+            "test",
+            "python_docs_hub",
+            *DAILY,
+        }
+        for key in ("train", "test", "python_docs_hub"):  # the published splits
+            assert nodes[key]["internalFreshnessPolicy"] == {
+                "failWindowSeconds": 26 * 3600,
+                "warnWindowSeconds": 24 * 3600,
+            }
+        assert nodes["tokenized"]["internalFreshnessPolicy"] is None
         for key, node in nodes.items():
             if key in DAILY:  # partitioned: below
                 continue
             assert node["staleStatus"] == "FRESH", key
             if key == "python_docs":  # the source: observed, never materialized
                 assert node["assetMaterializations"] == []
+                continue
+            if key == "python_docs_hub":  # a Hub commit, not a stored dataset
                 continue
             (materialization,) = node["assetMaterializations"]
             texts = {
@@ -91,6 +110,8 @@ def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
             assert texts["dagster_ds/changed"].startswith("nothing changed"), key
             assert "dagster/row_count" in texts
             assert "dagster/column_schema" in texts
+            assert texts["dagster_ds/data_version"] == node["dataVersion"], key
+            assert texts["dagster_ds/code_version"], key
         fingerprint = nodes["train"]["dataVersion"]
 
         server.query("mutation { setNuxSeen }")  # no "Join the Dagster community" modal
@@ -127,6 +148,8 @@ def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
     # Why it ran (or, here, why it did not): the `changed` explanation on the asset page.
     assert "dagster_ds/changed" in page.stdout
     assert "nothing changed (fingerprint unchanged, already stored)" in page.stdout
+    for label in ("dagster_ds/code_version", "dagster_ds/data_version", "Freshness"):
+        assert label in page.stdout, label
     assert "Join the Dagster community" not in page.stdout
     assert all(key in partition_page for key in by_partition)
     assert by_partition["2024-01-02"] in partition_page  # dagster_ds/content_fingerprint

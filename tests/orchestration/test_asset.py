@@ -157,7 +157,7 @@ def test_materialization_metadata(
     ]
     preview = metadata_value(tokens, Key.PREVIEW)
     assert preview.splitlines()[0] == "| text | tokens |"
-    assert '| hello world | ["hello", "world"] |' in preview
+    assert '| hello world | \\["hello", "world"] |' in preview  # escaped for Markdown
     assert metadata_value(tokens, Key.CACHE) == "miss"
     assert metadata_value(tokens, Key.SIZE) > 0
     assert 0 < metadata_value(tokens, Key.DURATION) < 60

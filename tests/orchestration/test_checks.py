@@ -61,7 +61,7 @@ def test_a_blocking_check_stops_the_downstream_assets(
     )
     assert _evaluations(result)["schema"] == (
         False,
-        "column 'text' is Value('string'), expected Value('int64')",
+        "column 'text' is string, expected int64",
     )
     assert instance.get_latest_materialization_event(dg.AssetKey("counts")) is None
 

@@ -1,18 +1,38 @@
-"""The translator: previews, schemas, and a custom subclass."""
+"""Metadata values: previews that Markdown shows as typed, typed durations and sizes, schemas."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import dagster as dg
+from markdown_it import MarkdownIt
 
-from dagster_ds import Dataset
+from dagster_ds import Dataset, Features, List, Value
 from dagster_ds.orchestration import (
     DatasetMetadataKey,
     DatasetTranslator,
     DatasetTranslatorSettings,
 )
-from dagster_ds.orchestration.metadata import markdown_table
+from dagster_ds.orchestration.metadata import (
+    duration_metadata,
+    markdown_table,
+    schema_text,
+    size_metadata,
+)
+
+GFM = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def _cells(markdown: str) -> list[list[str]]:
+    """The text of each rendered table row's cells, as a browser would show it."""
+    tokens = GFM.parse(markdown)
+    rows: list[list[str]] = []
+    for index, token in enumerate(tokens):
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and tokens[index - 1].type in ("td_open", "th_open"):
+            rows[-1].append("".join(child.content for child in token.children or []))
+    return rows
 
 
 def test_preview_escapes_and_cuts_cells() -> None:
@@ -20,9 +40,46 @@ def test_preview_escapes_and_cuts_cells() -> None:
     assert markdown_table(rows, max_chars=10).splitlines() == [
         "| text | tags | long |",
         "| --- | --- | --- |",
-        '| a \\| b c | ["x", "y"] | zzzzzzzzz… |',
+        '| a \\| b c | \\["x", "y"] | zzzzzzzzz… |',
     ]
     assert markdown_table([]) == "*(no rows)*"
+
+
+def test_markdown_renders_every_cell_as_typed() -> None:
+    hostile = [
+        "__debug__",
+        "*args and **kwargs",
+        "`code` | pipe",
+        "line one\nline two\r\n\tthree",
+        "[link](https://example.com) ![img](x.png)",
+        "<b>html</b> &amp; ~~gone~~ \\escaped",
+    ]
+    markdown = markdown_table([{"value": text} for text in hostile], max_chars=200)
+    html = GFM.render(markdown)
+    for tag in ("<strong>", "<em>", "<code>", "<a ", "<img", "<b>", "<s>", "<del>", "<br"):
+        assert tag not in html
+    shown = [row[0] for row in _cells(markdown)[1:]]
+    assert shown == [" ".join(text.split()) for text in hostile]  # one row each, nothing lost
+    assert "__debug__" in html
+
+
+def test_long_values_are_cut() -> None:
+    (row,) = _cells(markdown_table([{"text": "word " * 100}], max_chars=20))[1:]
+    assert row == ["word word word word…"]
+
+
+def test_durations_are_rounded_seconds_and_sizes_keep_bytes() -> None:
+    ((label, value),) = duration_metadata(0.07102550100000826).items()
+    assert label == "dagster_ds/duration (s)"
+    assert value == dg.MetadataValue.float(0.071)
+    sizes = size_metadata(807939)
+    assert sizes[DatasetMetadataKey.SIZE.value] == dg.MetadataValue.int(807939)  # plotted
+    assert sizes[DatasetMetadataKey.SIZE_TEXT.value] == dg.MetadataValue.text("807.9 kB")
+
+
+def test_schemas_read_as_text() -> None:
+    features = Features({"id": Value("string"), "tokens": List(Value("string"))})
+    assert schema_text(dict(features)) == "id: string, tokens: List(string)"
 
 
 def test_the_default_metadata_of_a_dataset() -> None:

@@ -1,0 +1,17 @@
+"""Dagster components of dagster_ds (the `dagster_dg_cli.registry_modules` entry point).
+
+``dg list components`` lists `DatasetPipelineComponent`; ``dg scaffold defs
+dagster_ds.orchestration.components.DatasetPipelineComponent my_pipeline``
+writes a runnable pipeline to start from.
+
+Example:
+    >>> from dagster_ds.orchestration.components import DatasetPipelineComponent
+    >>> DatasetPipelineComponent.__name__
+    'DatasetPipelineComponent'
+"""
+
+from dagster_ds.orchestration.components.pipeline import (
+    DatasetPipelineComponent as DatasetPipelineComponent,
+)
+
+__all__ = ["DatasetPipelineComponent"]

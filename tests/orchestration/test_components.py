@@ -1,0 +1,190 @@
+"""DatasetPipelineComponent: declared in defs.yaml, scaffolded, loaded and materialized; dg CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+from dagster.components.testing import create_defs_folder_sandbox
+
+from dagster_ds.errors import DatasetAssetDefinitionError
+from dagster_ds.orchestration.components import DatasetPipelineComponent
+from tests.orchestration.conftest import latest, metadata_value
+
+COMPONENT = "dagster_ds.orchestration.components.DatasetPipelineComponent"
+
+# Dagster 1.13's component loader, not our code: it reads defs.yaml with pydantic's
+# deprecated parse_obj_as, and tags every component asset with beta code references.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:`parse_obj_as` is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::dagster.BetaWarning"),
+]
+
+
+def _yaml(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {"type": COMPONENT, "attributes": attributes}
+
+
+def test_the_scaffolded_pipeline_loads_and_materializes(
+    tmp_path: Path, instance: dg.DagsterInstance
+) -> None:
+    with create_defs_folder_sandbox() as sandbox:
+        path = sandbox.scaffold_component(DatasetPipelineComponent, defs_path="docs_pipeline")
+        assert {"defs.yaml", "transforms.py", "data"} <= {p.name for p in path.iterdir()}
+        with sandbox.load_component_and_build_defs(defs_path=path) as (component, defs):
+            assert isinstance(component, DatasetPipelineComponent)
+            keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
+            assert keys == {"docs", "lowercased"}
+            result = dg.materialize(
+                [
+                    a
+                    for a in defs.assets or []
+                    if isinstance(a, dg.AssetsDefinition | dg.SourceAsset)
+                ],
+                instance=instance,
+                resources=defs.resources,  # the component's own io_manager and hub
+                selection=["lowercased"],
+            )
+            assert result.success
+            lowered = latest(instance, "lowercased")
+            preview = metadata_value(lowered, "dagster_ds/preview")
+            assert "the quick brown fox" in preview
+            assert metadata_value(lowered, "dagster/row_count") == 3
+
+
+def test_fn_kwargs_enter_the_code_version_and_bad_declarations_are_clear() -> None:
+    def code_version(strip: bool) -> str:
+        with create_defs_folder_sandbox(project_name="hashed_project") as sandbox:
+            path = sandbox.scaffold_component(DatasetPipelineComponent, defs_path="p")
+            text = (
+                (path / "defs.yaml")
+                .read_text()
+                .replace("strip: true", f"strip: {str(strip).lower()}")
+            )
+            (path / "defs.yaml").write_text(text)
+            with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+                node = defs.resolve_asset_graph().get(dg.AssetKey("lowercased"))
+                assert node.code_version is not None
+                return node.code_version
+
+    assert code_version(True) == code_version(True)
+    assert code_version(True) != code_version(False)
+
+    with create_defs_folder_sandbox() as sandbox:
+        path = sandbox.scaffold_component(
+            DatasetPipelineComponent,
+            defs_path="broken",
+            defs_yaml_contents=_yaml(
+                {"transforms": [{"name": "t", "fn": ".missing.fn"}], "resources": False}
+            ),
+        )
+        assert "fn '.missing.fn' cannot be imported" in _build_error(sandbox, path)
+        (path / "defs.yaml").write_text(
+            json.dumps(
+                _yaml(
+                    {
+                        "transforms": [
+                            {"name": "t", "fn": ".transforms.lowercase", "fn_kwargs": {"x": 1}}
+                        ]
+                    }
+                )
+            )
+        )
+        (path / "transforms.py").write_text("def lowercase(docs):\n    return docs\n")
+        assert "fn_kwargs ['x'] are not parameters" in _build_error(sandbox, path)
+
+
+def _build_error(sandbox: Any, path: Path) -> str:
+    """Our error under Dagster's ComponentTreeException, which names the defs.yaml."""
+    with pytest.raises(Exception) as raised:  # noqa: PT011, SIM117
+        with sandbox.load_component_and_build_defs(defs_path=path):
+            pass
+    error: BaseException | None = raised.value
+    while error is not None and not isinstance(error, DatasetAssetDefinitionError):
+        error = error.__cause__
+    assert error is not None, raised.value
+    return str(error)
+
+
+def _dg(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(project / "src"),
+        "VIRTUAL_ENV": str(Path(sys.executable).parent.parent),
+        "DAGSTER_HOME": str(project / "home"),
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+    }
+    (project / "home").mkdir(exist_ok=True)
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("dg")), *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_dg_scaffolds_checks_and_lists_the_component(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    package = project / "src" / "docs_project"
+    (package / "defs").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "defs" / "__init__.py").write_text("")
+    (package / "definitions.py").write_text(
+        textwrap.dedent(
+            """
+            from pathlib import Path
+
+            import dagster as dg
+
+
+            @dg.definitions
+            def defs() -> dg.Definitions:
+                return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+            """
+        )
+    )
+    (project / "pyproject.toml").write_text(
+        textwrap.dedent(
+            """
+            [project]
+            name = "docs-project"
+            version = "0.1.0"
+
+            [tool.dg]
+            directory_type = "project"
+
+            [tool.dg.project]
+            root_module = "docs_project"
+            """
+        )
+    )
+    scaffolded = _dg(project, "scaffold", "defs", COMPONENT, "docs_pipeline")
+    assert scaffolded.returncode == 0, scaffolded.stdout + scaffolded.stderr
+    assert (package / "defs" / "docs_pipeline" / "defs.yaml").is_file()
+    checked = _dg(project, "check", "defs")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "All definitions loaded successfully" in checked.stdout + checked.stderr
+    listed = _dg(project, "list", "defs", "--json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    defs = json.loads(listed.stdout)
+    assert {asset["asset_key"] for asset in defs["assets"]} == {"docs", "lowercased"}
+    assert [check["key"] for check in defs["asset_checks"]] == ["lowercased:row_count"]
+
+
+def test_the_library_is_registered_with_dagster() -> None:
+    from dagster_ds import __version__
+
+    libraries = dg.DagsterLibraryRegistry.get()  # pyright: ignore[reportPrivateImportUsage]
+    assert libraries["dagster-ds"] == __version__
