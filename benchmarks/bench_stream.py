@@ -194,7 +194,7 @@ def _report(rows: list[tuple[str, float, float, float | None]]) -> None:
 
 
 _MEMORY_CHILD = """
-import resource, sys
+import sys
 def rss():
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024
@@ -213,7 +213,9 @@ pq.write_table(pa.Table.from_batches([next(pq.ParquetFile({path!r}).iter_batches
 run(tiny, {folder!r} + "/tiny-out.parquet")
 warm = rss()
 run({path!r}, {folder!r} + "/out.parquet")
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM: this process image's own peak (ru_maxrss carries the parent's over fork + exec).
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
 print(imports, warm, peak)
 """
 
