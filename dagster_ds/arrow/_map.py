@@ -159,16 +159,22 @@ class _MapJob:
     def write_range(
         self, sink: TableSink, shard: Shard, first: int, start: int, stop: int, bar: Any
     ) -> None:
-        """Map rows ``start`` to ``stop`` of ``shard``, whose first row is ``first``."""
+        """Map rows ``start`` to ``stop`` of ``shard``, whose first row is ``first``.
+
+        The function sees batches of ``batch_size`` rows; their outputs are written
+        `_ROWS_PER_WRITE` rows at a time (zero-copy, side by side with their inputs), so
+        the sink's work is not repeated per small batch.
+        """
         wrote = False
+        group = _WriteGroup(sink, bar)
         for offset in range(start, stop, self.batch_size):
             size = min(self.batch_size, stop - offset)
             if self.spec.drop_last_batch and self.spec.batched and size < self.batch_size:
                 break
             table = shard.read(offset, offset + size)
-            sink.write(self.apply(table, first + offset), table)
+            group.add(self.apply(table, first + offset), table)
             wrote = True
-            bar.update(size)
+        group.flush()
         if not wrote:
             sink.write(self.apply(self.dataset.data.schema.empty_table(), first + start))
 
@@ -245,6 +251,41 @@ class _MapJob:
                 f"before: {changed}. Return one type per column in every batch, or pass "
                 "features=... to give the column its type."
             ) from error
+
+
+_ROWS_PER_WRITE = 10_000  # map output rows handed to the sink at once
+
+
+class _WriteGroup:
+    """Consecutive map outputs (and their inputs) written to a sink as one table."""
+
+    def __init__(self, sink: TableSink, bar: Any) -> None:
+        self.sink, self.bar = sink, bar
+        self.outputs: list[pa.Table] = []
+        self.inputs: list[pa.Table] = []
+        self.rows = 0
+
+    def add(self, output: pa.Table, source: pa.Table) -> None:
+        if self.outputs and (
+            output.schema != self.outputs[0].schema or source.schema != self.inputs[0].schema
+        ):
+            self.flush()
+        self.outputs.append(output)
+        self.inputs.append(source)
+        self.rows += source.num_rows
+        if self.rows >= _ROWS_PER_WRITE:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.outputs:
+            return
+        outputs, inputs = self.outputs, self.inputs
+        if len(outputs) == 1:
+            self.sink.write(outputs[0], inputs[0])
+        else:
+            self.sink.write(pa.concat_tables(outputs), pa.concat_tables(inputs))
+        self.bar.update(self.rows)
+        self.outputs, self.inputs, self.rows = [], [], 0
 
 
 class _FolderWriter:

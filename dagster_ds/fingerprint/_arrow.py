@@ -9,7 +9,8 @@ A column is hashed as a set of byte *streams* (null positions, fixed-width
 values, value lengths, value bytes, and the streams of child columns). Chunks
 append to the streams in order, so equal values produce equal streams however
 they are split into chunks or sliced. Compute kernels run over runs of chunks
-at once (a `ChunkedArray` window), so Python only feeds buffer slices to xxh3.
+at once (a window of about 64 MB, concatenated into one array), so Python feeds
+xxh3 a few buffers per window, not a few per chunk.
 Python objects are made only for the rare types with no buffer layout (unions).
 """
 
@@ -45,6 +46,8 @@ class _ColumnStreams:
     def feed(self, column: pa.ChunkedArray) -> None:
         """Append the values of ``column`` (whose type is ``self.type`` once normalised)."""
         column = _normalise(column)
+        if column.num_chunks > 1:  # one buffer per stream: no Python work per chunk
+            column = pa.chunked_array([column.combine_chunks()], column.type)
         first_row, self.rows = self.rows, self.rows + len(column)
         if column.null_count:
             positions = pc.add(
@@ -174,15 +177,19 @@ def _value_bounds(array: pa.Array, offset_format: str) -> tuple[int, int]:
 
 
 def _windows(column: pa.ChunkedArray) -> Iterator[pa.ChunkedArray]:
-    """Runs of consecutive chunks of at most about `_WINDOW_BYTES` each."""
-    if column.nbytes <= _WINDOW_BYTES:
+    """Runs of consecutive chunks of at most about `_WINDOW_BYTES` each.
+
+    Sizes count whole buffers (`get_total_buffer_size`, cheap), not the bytes a slice
+    references (`nbytes`, which costs a scan per chunk): slices only make windows smaller.
+    """
+    if column.get_total_buffer_size() <= _WINDOW_BYTES:
         yield column
         return
     window: list[pa.Array] = []
     size = 0
     for chunk in column.chunks:
         window.append(chunk)
-        size += chunk.nbytes
+        size += chunk.get_total_buffer_size()
         if size >= _WINDOW_BYTES:
             yield pa.chunked_array(window, column.type)
             window, size = [], 0

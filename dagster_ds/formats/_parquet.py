@@ -274,7 +274,7 @@ def _read_row_groups(
         subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
         try:
             yield from subset.to_batches(
-                columns=names, filter=expression, batch_size=batch_size, use_threads=False
+                columns=names, filter=expression, batch_size=batch_size, use_threads=True
             )
         except (pa.ArrowInvalid, OSError) as error:
             if isinstance(error, FileNotFoundError):

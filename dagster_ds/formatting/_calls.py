@@ -31,23 +31,24 @@ class FunctionCall:
     def per_example(self, batch: ArrowData, first_index: int) -> tuple[list[Any], list[Any]]:
         """The formatted rows of ``batch`` and the function's result for each."""
         rows = self.formatter.rows(batch)
+        results = self.each(rows, first_index)
+        encode_results(results, batch.schema)
+        return rows, results
+
+    def each(self, rows: list[Any], first_index: int) -> list[Any]:
+        """The function's result for each of ``rows`` (formatted examples)."""
         function, kwargs, columns = self.function, self.fn_kwargs, self.input_columns
         if columns is None and not self.with_indices:
             if not kwargs:
-                results = awaited_all(list(map(function, rows)))
-            else:
-                results = awaited_all([function(row, **kwargs) for row in rows])
-            encode_results(results, batch.schema)
-            return rows, results
+                return awaited_all(list(map(function, rows)))
+            return awaited_all([function(row, **kwargs) for row in rows])
         results: list[Any] = []
         for offset, row in enumerate(rows):
             args: list[Any] = [row] if columns is None else [row[name] for name in columns]
             if self.with_indices:
                 args.append(first_index + offset)
             results.append(function(*args, **kwargs))
-        results = awaited_all(results)
-        encode_results(results, batch.schema)
-        return rows, results
+        return awaited_all(results)
 
     def batched(self, batch: ArrowData, first_index: int) -> tuple[Any, Any]:
         """The formatted batch and the function's result for it."""

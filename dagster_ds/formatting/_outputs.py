@@ -11,6 +11,7 @@ DataFrames, numpy arrays and torch tensors all become Arrow record batches.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -159,10 +160,15 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 def example_outputs(results: Sequence[Any], first_index: int) -> pa.RecordBatch | None:
     """The batch made from one output dict per example (None when every output is None)."""
     first = results[0] if results else None
-    if type(first) is dict:  # the common case, checked at C speed
-        same = first.keys()
-        if all(type(result) is dict and result.keys() == same for result in results):
-            return _columns(results, list(first), first_index)
+    if type(first) is dict:  # the common case, checked at C speed (no Python loop)
+        keys = list(first)
+        if set(map(type, results)) == {dict} and set(map(len, results)) == {len(keys)}:
+            try:  # as many keys as the first and all of its keys: the same keys
+                columns = {key: list(map(operator.itemgetter(key), results)) for key in keys}
+            except KeyError:
+                pass
+            else:
+                return _as_batch(columns, first_index, len(results))
     if all(result is None for result in results):
         return None
     keys: list[str] | None = None
@@ -195,7 +201,11 @@ def _columns(
     rows: Sequence[Mapping[str, Any]], keys: list[str], first_index: int
 ) -> pa.RecordBatch:
     columns = {key: [row[key] for row in rows] for key in keys}
-    last = first_index + len(rows) - 1
+    return _as_batch(columns, first_index, len(rows))
+
+
+def _as_batch(columns: dict[str, list[Any]], first_index: int, rows: int) -> pa.RecordBatch:
+    last = first_index + rows - 1
     return columns_to_batch(columns, None, f"map returned, for examples {first_index} to {last},")
 
 

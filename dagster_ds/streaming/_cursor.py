@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 import pyarrow as pa
 
 from dagster_ds.streaming._arrow import concat_batches
-from dagster_ds.streaming._node import Node, State, field
+from dagster_ds.streaming._node import Node, Rows, State, field
 
 # Where a reader of a node stands: the node's checkpoint before the batch being read
 # (None: the start) and how many rows after that checkpoint were consumed.
@@ -26,16 +27,20 @@ class Cursor:
     ``Cursor(node, cursor.position())`` continues with the next row. Operators that
     regroup rows (batched map, batch, shuffle, interleave) keep their children's
     positions in their own checkpoints this way.
+
+    With ``rows=True`` the node is read through `Node.row_batches`, and `take_rows`
+    also returns the Python rows the node made (when it made them).
     """
 
-    def __init__(self, node: Node, position: Position | None = None) -> None:
+    def __init__(self, node: Node, position: Position | None = None, rows: bool = False) -> None:
         where = position if position is not None else start_position()
         name = type(node).__name__
         base: State | None = where.get("state") if isinstance(where, dict) else None  # pyright: ignore[reportUnnecessaryIsInstance]
         self._skip: int = field(where, "skip", int, name)
         self._base = base
-        self._batches = node.batches(base)
+        self._batches = node.row_batches(base) if rows else _without_rows(node.batches(base))
         self._batch: pa.RecordBatch | None = None
+        self._rows: Rows | None = None
         self._after: State | None = None
         self._offset = 0
         self._done = False
@@ -45,14 +50,14 @@ class Cursor:
         batch = self._batch
         while batch is None or self._offset >= batch.num_rows:
             if batch is not None:
-                self._base, self._batch, self._offset = self._after, None, 0
+                self._base, self._batch, self._rows, self._offset = self._after, None, None, 0
             if self._done:
                 return False
             item = next(self._batches, None)
             if item is None:
                 self._done = True
                 return False
-            batch, self._after = item
+            batch, self._rows, self._after = item
             self._batch = batch
             if self._skip:
                 self._offset = min(self._skip, batch.num_rows)
@@ -68,19 +73,29 @@ class Cursor:
 
     def take(self, limit: int | None = None) -> pa.RecordBatch | None:
         """Up to ``limit`` rows of the batch being read (all when None); None at the end."""
+        return self.take_rows(limit)[0]
+
+    def take_rows(self, limit: int | None = None) -> tuple[pa.RecordBatch | None, Rows | None]:
+        """`take`, with those rows as Python dicts when the node made them (else None).
+
+        The rows are the caller's to change: nothing else holds them.
+        """
         if not self._load():
-            return None
+            return None, None
         batch = self._batch
         assert batch is not None
-        count = batch.num_rows - self._offset
+        start = self._offset
+        count = batch.num_rows - start
         if limit is not None:
             count = min(count, limit)
-        if self._offset == 0 and count == batch.num_rows:
+        rows = self._rows
+        if start == 0 and count == batch.num_rows:
             piece = batch
         else:
-            piece = batch.slice(self._offset, count)
+            piece = batch.slice(start, count)
+            rows = rows[start : start + count] if rows is not None else None
         self._offset += count
-        return piece
+        return piece, rows
 
     def read(self, rows: int | None) -> pa.RecordBatch | None:
         """The next ``rows`` rows across batches (fewer at the end; every row when None)."""
@@ -105,3 +120,10 @@ class Cursor:
         if self._offset >= batch.num_rows:
             return {"state": self._after, "skip": 0}
         return {"state": self._base, "skip": self._offset}
+
+
+def _without_rows(
+    batches: Iterator[tuple[pa.RecordBatch, State]],
+) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+    for batch, checkpoint in batches:
+        yield batch, None, checkpoint

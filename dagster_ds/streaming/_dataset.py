@@ -236,7 +236,8 @@ class IterableDataset(RowOperators, ColumnOperators):
             node = node.shard(count, index, contiguous=False).for_worker(index)
         return node
 
-    def _start(self) -> Progress:
+    def _start(self, rows: bool = False) -> Progress:
+        """A new iteration; with ``rows``, read for per-example use (see `Cursor`)."""
         worker = torch_worker()
         node = self._prepared(worker)
         pipeline = node.describe()
@@ -245,23 +246,24 @@ class IterableDataset(RowOperators, ColumnOperators):
             if self._starting_state["epoch"] == self._epoch:
                 check_pipeline(self._starting_state, pipeline)
             position = start_of(self._starting_state, self._epoch)
-        progress = Progress(Cursor(node, position), pipeline, self._epoch)
+        progress = Progress(Cursor(node, position, rows=rows), pipeline, self._epoch)
         self._live = progress
         return progress
 
     def __iter__(self) -> Iterator[Any]:
         # Not a generator itself: the iteration (and state_dict's view of it) starts now.
-        return self._examples(self._start())
+        return self._examples(self._start(rows=True))
 
     def _examples(self, progress: Progress) -> Iterator[Any]:
         cursor = progress.cursor
         formatter = self._formatter
+        plain = formatter.is_plain
         while True:
             before = cursor.position()
-            batch = cursor.take()
+            batch, made = cursor.take_rows()
             if batch is None:
                 return
-            rows = formatter.rows(batch)
+            rows = made if made is not None and plain else formatter.rows(batch)
             iterator = iter(rows)
             progress.handing_out(before, iterator, len(rows))
             yield from iterator

@@ -11,28 +11,60 @@ import pyarrow as pa
 from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
 from dagster_ds.streaming._arrow import as_mask, bool_array
 from dagster_ds.streaming._cursor import Cursor
-from dagster_ds.streaming._node import State, UnaryNode, field
+from dagster_ds.streaming._node import Rows, State, UnaryNode, field
+from dagster_ds.streaming._rowwise import function_rows, immutable_values, kept_rows
 
 
 @dataclass(frozen=True, eq=False)
 class FilterNode(UnaryNode):
-    """The rows for which a function returns True. State: ``{"child": position, "index": n}``."""
+    """The rows for which a function returns True. State: ``{"child": position, "index": n}``.
+
+    Per example, the Python rows are taken from a per-example child when it made them
+    and the kept ones handed on (see `dagster_ds.streaming._rowwise`).
+    """
 
     call: FunctionCall | None = None
     batched: bool = False
     batch_size: int | None = 1000
 
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
-        cursor = Cursor(self.child, field(state, "child", dict, "filter") if state else None)
+        for batch, _, checkpoint in self._run(state, hand_on=False):
+            yield batch, checkpoint
+
+    def row_batches(
+        self, state: State | None
+    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+        return self._run(state, hand_on=True)
+
+    def _run(
+        self, state: State | None, hand_on: bool
+    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+        call = self.call
+        row_wise = call is not None and not self.batched and call.formatter.is_plain
+        position = field(state, "child", dict, "filter") if state else None
+        cursor = Cursor(self.child, position, rows=row_wise)
         index = field(state, "index", int, "filter") if state else 0
         size = self.batch_size if self.batch_size is not None and self.batch_size > 0 else None
         while True:
-            batch = cursor.read(size) if self.batched else cursor.take(EXAMPLES_PER_CALL)
+            rows: Rows | None = None
+            if self.batched:
+                batch = cursor.read(size)
+            else:
+                batch, rows = cursor.take_rows(EXAMPLES_PER_CALL)
             if batch is None:
                 return
-            kept = batch.filter(self._mask(batch, index)) if self.call is not None else batch
+            if call is None:
+                kept = batch
+            elif row_wise:
+                hand = hand_on and immutable_values(batch.schema)
+                given, rows = function_rows(batch, rows, hand)
+                mask = list(map(bool, call.each(given, index)))
+                kept = batch.filter(bool_array(mask))
+                rows = kept_rows(rows, mask) if rows is not None else None
+            else:
+                kept, rows = batch.filter(self._mask(batch, index)), None
             index += batch.num_rows
-            yield kept, {"child": cursor.position(), "index": index}
+            yield kept, rows, {"child": cursor.position(), "index": index}
 
     def _mask(self, batch: pa.RecordBatch, index: int) -> Any:
         assert self.call is not None

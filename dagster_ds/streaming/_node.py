@@ -15,6 +15,10 @@ from dagster_ds.errors import InvalidStateError
 # also hold `Snapshot` objects, serialised only when a user asks for `state_dict()`.
 State: TypeAlias = dict[str, Any]
 
+# A batch's rows as Python dicts (equal to ``batch.to_pylist()``), made by a node whose
+# function needed them anyway, so the next row-wise operator need not convert again.
+Rows: TypeAlias = list[dict[str, Any]]
+
 
 class Snapshot(abc.ABC):
     """Part of a checkpoint that is costly to serialise (a shuffle buffer's rows).
@@ -70,6 +74,18 @@ class Node(abc.ABC):
     @abc.abstractmethod
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
         """Yield the batches after ``state`` (from the start when None), with checkpoints."""
+
+    def row_batches(
+        self, state: State | None
+    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+        """`batches`, each with its rows as Python dicts when this node made them, else None.
+
+        Per-example map and filter hand on the rows their functions saw, so consecutive
+        row-wise operators (and per-example iteration) convert each batch once. The rows
+        equal ``batch.to_pylist()`` and belong to the caller. The default makes none.
+        """
+        for batch, checkpoint in self.batches(state):
+            yield batch, None, checkpoint
 
     @property
     def schema(self) -> pa.Schema | None:

@@ -138,3 +138,21 @@ def test_failures_leave_nothing_in_the_cache(ds: Dataset) -> None:
     with pytest.raises(TransformOutputError):
         ds.map(lambda x: 5)
     assert ds.map(lambda x: {"ok": 1})["ok"][:2] == [1, 1]
+
+
+def test_outputs_written_in_groups_keep_every_batch_as_mapped() -> None:
+    # 25 batches of 1,000 rows: all-None outputs first (null type), then ints; the input
+    # column comes back as itself in some batches and rebuilt in others.
+    rows = 25_000
+    source = Dataset.from_dict({"a": list(range(rows))})
+
+    def step(batch: dict[str, Any], indices: list[int]) -> dict[str, Any]:
+        first = indices[0] // 1000
+        late = [None] * len(indices) if first < 3 else [i * 2 for i in indices]
+        return {"late": late, "a": batch["a"] if first % 2 else [v + 1 for v in batch["a"]]}
+
+    out = source.map(step, batched=True, with_indices=True)
+    expected_a = [i if (i // 1000) % 2 else i + 1 for i in range(rows)]
+    assert out["a"] == expected_a
+    assert out["late"] == [None if i < 3000 else i * 2 for i in range(rows)]
+    assert out.features["late"] == Value("int64")

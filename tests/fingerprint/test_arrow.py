@@ -132,6 +132,19 @@ def test_large_tables_hash_the_same_at_any_chunk_count(chunks: int) -> None:
     assert Hasher.hash(rechunked) == Hasher.hash(table)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=ROWS), min_size=1, max_size=12))
+def test_chunks_with_buffers_of_their_own_hash_like_one_chunk(cuts: list[int]) -> None:
+    # Copies, not slices: every chunk starts its own buffers (as a table built batch by batch).
+    boundaries = sorted({0, ROWS, *cuts})
+    pieces = [
+        pa.Table.from_pylist(TABLE.slice(a, b - a).to_pylist(), TABLE.schema)
+        for a, b in itertools.pairwise(boundaries)
+    ]
+    rechunked = pa.concat_tables(pieces)
+    assert Hasher.hash(rechunked) == Hasher.hash(TABLE)
+
+
 def _encodings() -> dict[str, tuple[pa.Array, pa.Array]]:
     """Pairs of (encoded array, the same values in a plain layout)."""
     texts = pa.array(["a", "bb", None, "a", "ccc"])
