@@ -18,6 +18,7 @@ from dagster_ds.fingerprint import HashNode
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
+from dagster_ds.orchestration._provenance import input_tags
 from dagster_ds.orchestration._streams import relabel_stream
 from dagster_ds.orchestration.io_manager import (
     DatasetStore,
@@ -141,7 +142,14 @@ def execute(
         CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
         **duration_metadata(time.perf_counter() - started),
     }
-    yield _output(outcome.value, data_version, metadata)
+    # What the inputs really were (Dagster would tag the parents' latest versions).
+    provenance = input_tags(
+        {
+            context.asset_key_for_input(param): (data, data.fingerprint)
+            for param, data in datasets.items()
+        }
+    )
+    yield _output(outcome.value, data_version, metadata, provenance)
 
 
 def _hashed_resources(spec: DatasetAssetSpec, context: dg.AssetExecutionContext) -> dict[str, Any]:
@@ -263,12 +271,16 @@ def result_of(spec: DatasetAssetSpec, call: Mapping[str, Any]) -> Any:
     return spec.function(**call)
 
 
-def _output(value: Any, fingerprint: str, metadata: Mapping[str, Any]) -> dg.Output[Any]:
+def _output(
+    value: Any, fingerprint: str, metadata: Mapping[str, Any], tags: Mapping[str, str]
+) -> dg.Output[Any]:
     # Output(data_version=...) is a Dagster beta parameter; it is the documented way to
     # record our own data version, so its warning is not the user's concern.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
-        return dg.Output(value, data_version=dg.DataVersion(fingerprint), metadata=dict(metadata))
+        return dg.Output(
+            value, data_version=dg.DataVersion(fingerprint), metadata=dict(metadata), tags=tags
+        )
 
 
 def _store(context: dg.AssetExecutionContext, io_manager_key: str) -> DatasetStore | None:

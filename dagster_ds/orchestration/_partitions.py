@@ -41,19 +41,30 @@ def partition_of(context: dg.AssetExecutionContext) -> str | None:
     return keys[0]
 
 
+def records_in_run(
+    instance: dg.DagsterInstance, key: dg.AssetKey, run_id: str
+) -> dict[str | None, dg.EventLogRecord]:
+    """The last materialization record of ``key`` in run ``run_id``, by partition."""
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+    ).records
+    found: dict[str | None, dg.EventLogRecord] = {}
+    for record in records:
+        materialization = record.event_log_entry.asset_materialization
+        if materialization is not None and materialization.asset_key == key:
+            found[materialization.partition] = record
+    return found
+
+
 def materializations_in_run(
     instance: dg.DagsterInstance, key: dg.AssetKey, run_id: str
 ) -> dict[str | None, dg.AssetMaterialization]:
     """The last materialization of ``key`` in run ``run_id``, by partition (None: unpartitioned)."""
-    records = instance.get_records_for_run(
-        run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
-    ).records
-    found: dict[str | None, dg.AssetMaterialization] = {}
-    for record in records:
-        materialization = record.event_log_entry.asset_materialization
-        if materialization is not None and materialization.asset_key == key:
-            found[materialization.partition] = materialization
-    return found
+    return {
+        partition: record.asset_materialization
+        for partition, record in records_in_run(instance, key, run_id).items()
+        if record.asset_materialization is not None
+    }
 
 
 def latest_materializations(

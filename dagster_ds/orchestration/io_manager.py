@@ -54,8 +54,9 @@ from dagster_ds.orchestration._partitions import (
     input_materializations,
     latest_materialization,
     latest_materializations,
-    materializations_in_run,
+    records_in_run,
 )
+from dagster_ds.orchestration._provenance import remember
 from dagster_ds.orchestration._streams import STREAM_FLAG, as_stream, stream_to_dataset
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, size_metadata
 from dagster_ds.streaming import IterableDataset
@@ -346,14 +347,18 @@ class DatasetStore(dg.IOManager):
         run_id = context.upstream_output.run_id if context.upstream_output is not None else None
         if context.has_asset_partitions:
             return self._load_partitions(context, key, run_id)
-        found = input_version(context.instance, key, run_id)
-        if found is None:
+        record = input_record(context.instance, key, run_id)
+        materialization = record.asset_materialization if record is not None else None
+        found = fingerprints_of(materialization) if materialization is not None else None
+        if record is None or found is None:
             raise DatasetNotStoredError(
                 f"Asset {key.to_user_string()!r} has no materialization with a fingerprint in this"
                 " Dagster instance, so there is no dataset to load. Materialize it first (select"
                 " it together with its downstream assets)."
             )
-        return self._load_recorded(key, found)
+        dataset = self._load_recorded(key, found)
+        remember(dataset, record.storage_id)  # the step's provenance tags (_provenance.py)
+        return dataset
 
     def _load_recorded(
         self, key: dg.AssetKey, found: tuple[str, str | None]
@@ -432,18 +437,25 @@ def default_store_root(instance: dg.DagsterInstance | None) -> str:
     return os.path.join(instance.storage_directory(), "dagster_ds")
 
 
+def input_record(
+    instance: dg.DagsterInstance, key: dg.AssetKey, run_id: str | None
+) -> dg.EventLogRecord | None:
+    """The materialization record of ``key`` in run ``run_id`` if it has one, else the latest."""
+    if run_id is not None:
+        record = records_in_run(instance, key, run_id).get(None)
+        if record is not None:
+            return record
+    records = instance.fetch_materializations(key, limit=1).records
+    return records[0] if records else None
+
+
 def input_version(
     instance: dg.DagsterInstance, key: dg.AssetKey, run_id: str | None
 ) -> tuple[str, str | None] | None:
     """(recipe, content) fingerprints of ``key`` as materialized in ``run_id``, else latest."""
-    materialization = None
-    if run_id is not None:
-        materialization = materializations_in_run(instance, key, run_id).get(None)
-    if materialization is None:
-        materialization = latest_materialization(instance, key)
-    if materialization is None:
-        return None
-    return fingerprints_of(materialization)
+    record = input_record(instance, key, run_id)
+    materialization = record.asset_materialization if record is not None else None
+    return fingerprints_of(materialization) if materialization is not None else None
 
 
 def fingerprints_of(materialization: dg.AssetMaterialization) -> tuple[str, str | None] | None:
