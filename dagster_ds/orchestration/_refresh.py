@@ -12,14 +12,15 @@ nothing.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 
+from dagster_ds.cache import cache_root
 from dagster_ds.orchestration._partitions import latest_materialization
+from dagster_ds.orchestration.io_manager import default_store_root
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 
 _CODE_VERSION_TAG = "dagster/code_version"
@@ -143,7 +144,7 @@ def _source(
     instance: dg.DagsterInstance, source: dg.SourceAsset
 ) -> tuple[AssetRefresh, str | None]:
     recorded = _latest_observation(instance, source.key)
-    current = _observe(source)
+    current = _observe(instance, source)
     if current is None:  # not observable here: as last observed
         reason = f"as last observed ({_short(recorded)})"
         return AssetRefresh(source.key, False, reason, source=True), recorded
@@ -156,17 +157,16 @@ def _source(
     return AssetRefresh(source.key, False, reason, source=True), current
 
 
-def _observe(source: dg.SourceAsset) -> str | None:
-    """A dataset source's data version now (its fingerprint), or None."""
-    metadata = source.metadata or {}
-    observe = getattr(source, "observe_fn", None)
-    if "dagster_ds/source" not in metadata or observe is None:
+def _observe(instance: dg.DagsterInstance, source: dg.SourceAsset) -> str | None:
+    """An unpartitioned dataset source's data version now (its fingerprint), or None.
+
+    Loaded into the instance's store: unchanged files are hashed, not parsed again.
+    """
+    spec = getattr(getattr(source, "observe_fn", None), "dagster_ds_spec", None)
+    if spec is None:
         return None
-    if inspect.signature(observe).parameters:
-        return None
-    result = observe()
-    version = getattr(result, "data_version", None)
-    return version.value if isinstance(version, dg.DataVersion) else None
+    with cache_root(default_store_root(instance)):
+        return spec.load().fingerprint
 
 
 def _asset(
