@@ -126,3 +126,21 @@ def hub_api(local_hub: LocalHubServer) -> Any:
 def hf_cache(tmp_path: Path) -> Path:
     """A private huggingface_hub download cache for one test."""
     return tmp_path / "hf-cache"
+
+
+def start_moto(port: int) -> Any:
+    """moto's S3 server on loopback ``port``, with no bucket.
+
+    moto keeps its state per process, so a server started after another one in
+    the same test process would see that one's buckets: reset it first.
+    """
+    import urllib.request
+
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    reset = urllib.request.Request(f"http://127.0.0.1:{port}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(reset, timeout=30):
+        pass
+    return server

@@ -57,7 +57,7 @@ class FilterNode(UnaryNode):
                 kept = batch
             elif row_wise:
                 hand = hand_on and immutable_values(batch.schema)
-                given, rows = function_rows(batch, rows, hand)
+                given, rows = function_rows(batch, rows, hand, call.formatter.rows)
                 mask = list(map(bool, call.each(given, index)))
                 kept = batch.filter(bool_array(mask))
                 rows = kept_rows(rows, mask) if rows is not None else None

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from dagster_ds.features import Features, cast_table
 from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
+from dagster_ds.formatting._feature_values import encode_results
 from dagster_ds.formatting._outputs import function_output, merge, per_example_output
 from dagster_ds.streaming._arrow import TypeKeeper
 from dagster_ds.streaming._cursor import Cursor
@@ -85,8 +86,9 @@ class MapNode(UnaryNode):
     ) -> tuple[pa.RecordBatch, Rows | None, list[str]]:
         """`_apply` per example on Python rows: the output, the rows to update, its columns."""
         assert self.call is not None
-        given, kept = function_rows(batch, rows, hand_on)
+        given, kept = function_rows(batch, rows, hand_on, self.call.formatter.rows)
         results = self.call.each(given, index)
+        encode_results(results, batch.schema)  # decoded values it returns, stored again
         where = f"examples {index} to {index + batch.num_rows - 1}"
         output = per_example_output(given, results, index, self.remove_columns, where)
         merged = merge(batch, output, self.remove_columns, where)

@@ -21,16 +21,20 @@ from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
+from dagster_ds.features._decode import column_features
 from dagster_ds.streaming._node import Rows
 
 
 def immutable_values(schema: pa.Schema) -> bool:
-    """Whether every column's Python values (``to_pylist``) are immutable objects."""
-    return all(_immutable_type(field.type) for field in schema)
+    """Whether every column's Python values (``to_pylist``) are immutable objects.
+
+    Columns whose values are decoded when read (`Json`, `Image`, `Audio`) never are.
+    """
+    return all(_immutable_type(field.type) for field in schema) and not column_features(schema)
 
 
 def _immutable_type(arrow_type: pa.DataType) -> bool:
@@ -51,15 +55,19 @@ def _immutable_type(arrow_type: pa.DataType) -> bool:
 
 
 def function_rows(
-    batch: pa.RecordBatch, rows: Rows | None, hand_on: bool
+    batch: pa.RecordBatch,
+    rows: Rows | None,
+    hand_on: bool,
+    convert: Callable[[pa.RecordBatch], Rows],
 ) -> tuple[Rows, Rows | None]:
     """The rows to pass to the function, and the rows to hand on (None: hand on none).
 
-    ``rows`` are the batch's rows if the child made them. Without ``hand_on`` the
+    ``rows`` are the batch's rows if the child made them, else ``convert(batch)``
+    makes them (the formatter's rows: decoded values). Without ``hand_on`` the
     function gets them themselves, as a fresh conversion.
     """
     if rows is None:
-        rows = batch.to_pylist()
+        rows = convert(batch)
     if not hand_on:
         return rows, None
     return list(map(dict.copy, rows)), rows

@@ -15,6 +15,7 @@ import pytest
 from dagster_ds import Dataset
 from dagster_ds.errors import DatasetNotStoredError
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore
+from tests.conftest import start_moto
 from tests.orchestration._chain import build
 from tests.orchestration.conftest import data_version, latest, metadata_value
 
@@ -80,8 +81,6 @@ def _free_port() -> int:
 @pytest.fixture
 def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A local S3-compatible server (moto in server mode) with a bucket named 'datasets'."""
-    from moto.server import ThreadedMotoServer
-
     for name, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -90,8 +89,7 @@ def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     }.items():
         monkeypatch.setenv(name, value)
     port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server = start_moto(port)
     endpoint = f"http://127.0.0.1:{port}"
     try:
         import s3fs
