@@ -45,6 +45,10 @@ class DatasetMetadataKey(StrEnum):
     HUB_COMMIT = "dagster_ds/hub_commit"
     HUB_PUSH = "dagster_ds/hub_push"
     HUB_TARGET = "dagster_ds/hub_target"
+    SHARDS_CACHED = "dagster_ds/shards_cached"
+    SHARDS_COMPUTED = "dagster_ds/shards_computed"
+    SHARDS_ELSEWHERE = "dagster_ds/shards_computed_elsewhere"
+    EXECUTOR = "dagster_ds/executor"
 
 
 # Keys that describe one run, not the data: never copied from an earlier materialization.
@@ -63,6 +67,10 @@ RUN_SPECIFIC_KEYS = frozenset(
         DatasetMetadataKey.HUB_COMMIT.value,
         DatasetMetadataKey.HUB_PUSH.value,
         DatasetMetadataKey.HUB_TARGET.value,
+        DatasetMetadataKey.SHARDS_CACHED.value,
+        DatasetMetadataKey.SHARDS_COMPUTED.value,
+        DatasetMetadataKey.SHARDS_ELSEWHERE.value,
+        DatasetMetadataKey.EXECUTOR.value,
     }
 )
 
