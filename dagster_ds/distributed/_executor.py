@@ -165,39 +165,45 @@ class DaskExecutor(ShardExecutor):
         limit = self.max_tasks_in_flight or max(8, 4 * _threads(client))
         counts = ShardCounts()
         tasks = _tasks(missing, store)
+        queue: Iterator[tuple[ShardTask, Any]] = iter(tasks)
         futures: dict[Any, ShardTask] = {}
         distributed = import_distributed()
-        pending = distributed.as_completed()
+        pending = distributed.as_completed(with_results=True, raise_errors=False)
 
-        def submit(task: ShardTask, table: Any) -> None:
-            future = client.submit(
+        def submit(count: int) -> None:
+            """Submit the next ``count`` tasks at once (one message to the scheduler)."""
+            chunk = list(itertools.islice(queue, count))
+            if not chunk:
+                return
+            submitted = client.map(
                 run_shard_task,
-                name,
-                shared,
-                task,
-                table,
-                key=(TASK_PREFIX, task.fingerprint),
+                [name] * len(chunk),
+                [shared] * len(chunk),
+                [task for task, _ in chunk],
+                [self._scatter(client, table) for _, table in chunk],
+                key=[(TASK_PREFIX, task.fingerprint) for task, _ in chunk],
                 retries=self.retries,
                 pure=False,
             )
-            futures[future] = task
-            pending.add(future)
+            futures.update(zip(submitted, (task for task, _ in chunk), strict=True))
+            pending.update(submitted)
 
-        queue: Iterator[tuple[ShardTask, Any]] = iter(tasks)
-        for task, table in itertools.islice(queue, limit):
-            submit(task, self._scatter(client, table))
+        submit(limit)
         try:
             with progress_bar(len(tasks), self.desc, unit=" shards") as bar:
-                for future in pending:
+                for future, result in pending:
                     task = futures.pop(future)
-                    manifest = _result(future, task, distributed)
+                    manifest = (
+                        result
+                        if isinstance(result, ShardManifest)
+                        else _result(future, task, distributed)  # raises what failed
+                    )
                     counts.computed += manifest.computed
                     counts.elsewhere += not manifest.computed
                     bar.update(1)
                     future.release()
-                    following = next(queue, None)
-                    if following is not None:
-                        submit(following[0], self._scatter(client, following[1]))
+                    if len(futures) <= limit // 2:
+                        submit(limit - len(futures))
         except BaseException:
             if futures:
                 client.cancel(list(futures))

@@ -71,14 +71,17 @@ def s3() -> Iterator[S3]:
 def cluster(s3: S3) -> Iterator[Any]:
     """Two worker processes of one thread. A worker that dies fails its task at once
     (allowed-failures 0), so a test sees the failure and the rerun."""
-    import dask
+    import dask.config
     import distributed
 
     del s3  # started first: the workers inherit its environment
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,  # pyright: ignore[reportArgumentType]
         )
     try:
         yield cluster

@@ -106,7 +106,7 @@ def test_the_distributed_map_equals_the_local_map_and_a_second_driver_computes_n
         local = _load(files).map(double, batched=True, fn_kwargs=kwargs, num_proc=2)
     assert local.fingerprint == distributed.fingerprint
     assert local.to_dict() == rows == report["rows"]
-    assert rows["double"] == [2 * i for i in range(3 * ROWS_PER_FILE)]
+    assert distributed["double"][:] == [2 * i for i in range(3 * ROWS_PER_FILE)]
 
 
 def test_appending_one_file_computes_one_shard(
