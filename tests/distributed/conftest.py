@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -76,7 +77,10 @@ def cluster(s3: S3) -> Iterator[Any]:
 
     del s3  # started first: the workers inherit its environment
 
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), warnings.catch_warnings():
+        # Without a dashboard the scheduler still serves /health on 8787, or on another
+        # port when another process of this machine holds it (and says so): harmless.
+        warnings.filterwarnings("ignore", "Port 8787 is already in use", UserWarning)
         cluster = distributed.LocalCluster(
             n_workers=2,
             threads_per_worker=1,
