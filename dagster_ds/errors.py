@@ -30,6 +30,9 @@ inherits that builtin too::
     ├── InvalidFingerprintError (ValueError)  not 32 lowercase hexadecimal characters
     ├── TransformOutputError (ValueError)  a map/filter function returned unusable output
     ├── WorkerDiedError (RuntimeError)  a worker process of num_proc died mid-transform
+    ├── DistributedError                a transform's shards failed on a cluster (Dask)
+    │   ├── ShardTaskError (RuntimeError)  a shard task raised: names the shard and rows
+    │   └── StaleWorkerError (RuntimeError)  a worker's code hashes unlike the driver's
     ├── RowCountMismatchError (ValueError)  datasets joined side by side differ in length
     ├── InvalidStateError (ValueError)  a state_dict does not fit the streaming dataset
     ├── NotASavedDatasetError (FileNotFoundError)  load_from_disk found no saved dataset
@@ -59,7 +62,8 @@ inherits that builtin too::
     ├── UnhashableTransformWarning      a transform got a random fingerprint
     ├── HiddenInputWarning              an asset function reads what its hash cannot see
     ├── UnsupportedFeatureWarning       stored features hold a type we do not model
-    └── CacheCorruptionWarning          a corrupt cache entry was quarantined
+    ├── CacheCorruptionWarning          a corrupt cache entry was quarantined
+    └── DistributedStorageWarning       the cache is a local path but the cluster is not local
 
 Messages say what failed, show the offending value, and say how to fix it.
 
@@ -326,6 +330,18 @@ class WorkerDiedError(DagsterDsError, RuntimeError):
     """A worker process of ``num_proc`` died (killed, crashed, out of memory); nothing cached."""
 
 
+class DistributedError(DagsterDsError):
+    """A transform's shards could not be computed on a cluster (`dagster_ds.distributed`)."""
+
+
+class ShardTaskError(DistributedError, RuntimeError):
+    """A shard task raised on a cluster worker; the message names the shard and its rows."""
+
+
+class StaleWorkerError(DistributedError, RuntimeError):
+    """A worker's code for a transform hashes unlike the driver's: it refused to write."""
+
+
 class RowCountMismatchError(DagsterDsError, ValueError):
     """Datasets concatenated side by side (``axis=1``) do not have the same number of rows."""
 
@@ -439,3 +455,7 @@ class UnsupportedFeatureWarning(DagsterDsWarning):
 
 class CacheCorruptionWarning(DagsterDsWarning):
     """A cache entry failed its size or checksum check; it was quarantined and is recomputed."""
+
+
+class DistributedStorageWarning(DagsterDsWarning):
+    """The cache (or IO manager) is a local path while cluster workers run on other hosts."""

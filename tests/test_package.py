@@ -13,12 +13,12 @@ def _isort_key(name: str) -> tuple[int, str]:
     return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
 
 
-def test_import_does_not_pull_in_dagster_or_the_hub_client(run_python: RunPython) -> None:
+def test_import_does_not_pull_in_dagster_the_hub_client_or_dask(run_python: RunPython) -> None:
     loaded = run_python(
         """
         import sys
         import dagster_ds
-        heavy = ("dagster", "huggingface_hub", "datasets", "torch")
+        heavy = ("dagster", "huggingface_hub", "datasets", "torch", "dask", "distributed")
         print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
         """
     )

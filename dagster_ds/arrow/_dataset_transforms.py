@@ -21,6 +21,7 @@ from dagster_ds.arrow._function_options import (
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
     from dagster_ds.arrow._dict import DatasetDict
+    from dagster_ds.arrow._parallel import ShardExecutor
     from dagster_ds.features import Features
 
 
@@ -50,6 +51,7 @@ class TransformMethods:
         desc: str | None = None,
         try_original_type: bool | None = True,
         on_mixed_types: str | None = None,
+        executor: ShardExecutor | None = None,
     ) -> Dataset:
         """Apply ``function`` to every example (or batch) and cache the result by fingerprint.
 
@@ -63,6 +65,9 @@ class TransformMethods:
         ``with_rank`` the function gets a last argument, the rank: None (no GPU
         worker ranks here). ``on_mixed_types="use_json"`` stores a column whose
         values mix types (dicts and lists, numbers and strings) as `Json`.
+        ``executor`` runs the shards elsewhere for this call (a
+        `dagster_ds.distributed.DaskExecutor`); by default the one made current
+        by ``with executor:``, else ``num_proc`` local processes.
 
         Example:
             >>> ds = Dataset.from_dict({"a": [1, 2]})
@@ -97,6 +102,7 @@ class TransformMethods:
             load_from_cache_file=load_from_cache_file is not False,
             new_fingerprint=new_fingerprint,
             desc=desc,
+            executor=executor,
         )
 
     @transmit_format

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._parallel import in_processes, run_shards
+from dagster_ds.arrow._parallel import Recipe, ShardExecutor, in_processes, run_shards
 from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
@@ -64,6 +64,7 @@ def map_dataset(
     load_from_cache_file: bool,
     new_fingerprint: str | None,
     desc: str | None,
+    executor: ShardExecutor | None = None,
 ) -> Dataset:
     """Run ``spec`` over ``dataset`` shard by shard, through the cache (see `Dataset.map`).
 
@@ -89,6 +90,8 @@ def map_dataset(
             workers=workers,
             load_from_cache_file=load_from_cache_file,
             keeps_columns=True,
+            executor=executor,
+            recipe=Recipe(dataset.fingerprint, "map", spec.fingerprint_args(dataset)),
         )
     return shards_result(dataset, transform, shards, features=spec.features)
 

@@ -1,20 +1,30 @@
-"""Running row-local transforms over shards, in this process or in forked workers.
+"""Running row-local transforms over shards, in this process, forked workers or a cluster.
 
 ``num_proc`` hands out whole shards; only when there are fewer shards than
 processes is each shard split into row ranges. Workers are forked, so the
 user's function is inherited, never pickled. A worker that dies (killed,
 crashed, out of memory) fails the transform with `WorkerDiedError` naming
 what it was computing; nothing it wrote is published.
+
+Where the missing shards are computed is a `ShardExecutor`: `LocalProcesses`
+(forked workers) by default, or one made current by `use_executor` or given
+to a call (`dagster_ds.distributed.DaskExecutor`). Planning stays here: the
+output shard fingerprints, which the store already holds, and reading the
+results back; an executor only computes `ShardWork` for the missing pieces.
 """
 
 from __future__ import annotations
 
+import abc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, TypeVar
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+from dataclasses import dataclass
+from typing import Any, Self, TypeVar
 
 import pyarrow as pa
 
@@ -30,6 +40,9 @@ Result = TypeVar("Result")
 
 #: Makes the function that writes one shard's output: (shard, first row, processes) -> write.
 WriteFactory = Callable[[Shard, int, int], Callable[[TableSink], None]]
+
+#: One unit of row-local work: an input shard, its first logical row, its output transform.
+Piece = tuple[Shard, int, Transform]
 
 # What forked workers run, keyed by the pid of the process that forked them.
 _FORKED: dict[int, Callable[[Any], Any]] = {}
@@ -69,27 +82,217 @@ def _call_forked(item: Any) -> Any:
     return _FORKED[os.getppid()](item)
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """What a transform's fingerprint was hashed from: a remote worker hashes it again.
+
+    Attributes:
+        parent: The parent dataset's fingerprint.
+        name: The transform's name (``"map"``).
+        args: The arguments that were fingerprinted (the function among them).
+    """
+
+    parent: str
+    name: str
+    args: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ShardWork:
+    """How to compute any output shard of one transform: what an executor ships to workers.
+
+    Attributes:
+        transform: The transform of one piece: every piece shares its name and hash
+            tree, rebased on the piece's shard.
+        make_write: Makes the write of one shard's output.
+        features_for: The output features from the schema written.
+        keeps_columns: Outputs may reference the input's columns (a map).
+        recipe: What ``transform`` was hashed from, when known: a worker that
+            receives the work by value checks that it hashes the same there.
+    """
+
+    transform: Transform
+    make_write: WriteFactory
+    features_for: Callable[[pa.Schema], Features]
+    keeps_columns: bool = False
+    recipe: Recipe | None = None
+
+    def compute(
+        self, piece: Piece, store: CacheStore | None = None, *, rows_done: list[int] | None = None
+    ) -> bool:
+        """Write ``piece``'s output shard into ``store`` unless there; whether it ran here.
+
+        ``rows_done`` gets the input rows of each batch written (what a failure
+        message counts to name the failing batch's first row).
+        """
+        shard, start, transform = piece
+        write = self.make_write(shard, start, 1)
+        ran: list[bool] = []
+
+        def tracked(sink: TableSink) -> None:
+            ran.append(True)
+            write(_CountingSink(sink, rows_done) if rows_done is not None else sink)  # type: ignore[arg-type]
+
+        output, _ = shard_table(
+            transform,
+            tracked,
+            self.features_for,
+            store=store,
+            base=shard if self.keeps_columns else None,
+        )
+        for entry in output.entries:
+            entry.close()
+        return bool(ran)
+
+
+class _CountingSink:
+    """A sink that records the input rows of each batch written through it."""
+
+    def __init__(self, sink: TableSink, rows: list[int]) -> None:
+        self._sink, self._rows = sink, rows
+
+    def write(self, data: pa.Table | pa.RecordBatch, source: pa.Table | None = None) -> None:
+        self._sink.write(data, source)
+        self._rows.append(source.num_rows if source is not None else 0)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sink, name)
+
+
+@dataclass
+class ShardCounts:
+    """How many output shards a run found in the store and how many it computed.
+
+    Attributes:
+        cached: Shards already in the store (not computed).
+        computed: Shards computed by this run.
+        elsewhere: Shards another process (a second driver) finished while this
+            run waited for them: neither found nor computed here.
+    """
+
+    cached: int = 0
+    computed: int = 0
+    elsewhere: int = 0
+
+    def add(self, other: ShardCounts) -> None:
+        self.cached += other.cached
+        self.computed += other.computed
+        self.elsewhere += other.elsewhere
+
+    @property
+    def total(self) -> int:
+        return self.cached + self.computed + self.elsewhere
+
+
+class ShardExecutor(abc.ABC):
+    """Where `run_shards` computes the output shards the store lacks.
+
+    Subclasses compute every piece of ``missing`` into ``store`` (which they
+    may reach by URL from other machines) and return the counts; they raise
+    if any piece failed, and nothing is published by the caller then.
+    """
+
+    #: Whether the executor runs the work whatever ``num_proc`` is (a cluster).
+    remote: bool = False
+    _default_tokens: list[Token[ShardExecutor | None]]
+
+    @abc.abstractmethod
+    def compute(
+        self, work: ShardWork, missing: Sequence[Piece], store: CacheStore, workers: int
+    ) -> ShardCounts:
+        """Compute the ``missing`` pieces of ``work`` into ``store``."""
+
+    def record(self, counts: ShardCounts) -> None:
+        """Told the counts of each `run_shards` call it served (found and computed)."""
+        del counts
+
+    def __enter__(self) -> Self:
+        """Make this the executor of every `run_shards` call in the block (this context)."""
+        self._tokens().append(_EXECUTOR.set(self))
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        _EXECUTOR.reset(self._tokens().pop())
+
+    def _tokens(self) -> list[Token[ShardExecutor | None]]:
+        tokens: list[Token[ShardExecutor | None]] | None = getattr(self, "_default_tokens", None)
+        if tokens is None:
+            tokens = []
+            self._default_tokens = tokens
+        return tokens
+
+    @property
+    def active(self) -> bool:
+        """Whether a ``with`` block of this executor is open."""
+        return bool(self._tokens())
+
+
+class LocalProcesses(ShardExecutor):
+    """Forked processes of this machine (``num_proc``): the default executor."""
+
+    def compute(
+        self, work: ShardWork, missing: Sequence[Piece], store: CacheStore, workers: int
+    ) -> ShardCounts:
+        counts = ShardCounts()
+        computed = in_processes(
+            work.compute,
+            missing,
+            min(workers, len(missing)) or 1,
+            what=lambda piece: f"shard {piece[0].fingerprint} (rows from {piece[1]})",
+        )
+        for ran in computed:
+            counts.computed += ran
+            counts.elsewhere += not ran
+        return counts
+
+
+_EXECUTOR: ContextVar[ShardExecutor | None] = ContextVar("dagster_ds_executor", default=None)
+_COUNTERS: ContextVar[tuple[ShardCounts, ...]] = ContextVar("dagster_ds_counters", default=())
+
+
+def current_executor() -> ShardExecutor | None:
+    """The executor of the innermost ``with executor:`` block, if any."""
+    return _EXECUTOR.get()
+
+
+@contextmanager
+def counting_shards() -> Iterator[ShardCounts]:
+    """Count, over the block, the output shards found and computed by executors."""
+    counts = ShardCounts()
+    token = _COUNTERS.set((*_COUNTERS.get(), counts))
+    try:
+        yield counts
+    finally:
+        _COUNTERS.reset(token)
+
+
 def run_shards(
-    pieces: Sequence[tuple[Shard, int, Transform]],
+    pieces: Sequence[Piece],
     make_write: WriteFactory,
     features_for: Callable[[pa.Schema], Features],
     *,
     workers: int,
     load_from_cache_file: bool,
     keeps_columns: bool = False,
+    executor: ShardExecutor | None = None,
+    recipe: Recipe | None = None,
 ) -> list[tuple[Shard, Features]]:
     """The output shard of each ``(shard, first row, transform)``, computed where missing.
 
-    With several workers and at least as many shards, each missing shard is
-    computed by a worker straight into the cache, and read back here;
-    otherwise shards run one after the other, each split over the workers.
-    ``keeps_columns``: outputs may keep input columns as they are, which are
-    then referenced, not stored again (a map).
+    With several workers and at least as many shards, or with a remote
+    executor (given, or current), each missing shard is computed by a worker
+    straight into the cache, and read back here; otherwise shards run one
+    after the other, each split over the workers. ``keeps_columns``: outputs
+    may keep input columns as they are, which are then referenced, not
+    stored again (a map). ``recipe``: what the transform was hashed from,
+    checked by remote workers.
     """
     store = CacheStore()
+    chosen = executor or current_executor()
+    remote = chosen is not None and chosen.remote
     parallel = (
-        workers > 1
-        and len(pieces) >= workers
+        (remote or (workers > 1 and len(pieces) >= workers))
+        and bool(pieces)
         and load_from_cache_file
         and not store.random_names
         and all(transform.reusable for _, _, transform in pieces)
@@ -108,28 +311,22 @@ def run_shards(
     found = {
         transform.fingerprint: store.lookup(transform.fingerprint) for _, _, transform in pieces
     }
-    missing = [piece for piece in pieces if found[piece[2].fingerprint] is None]
-
-    def compute(piece: tuple[Shard, int, Transform]) -> str:
-        shard, start, transform = piece
-        output, _ = shard_table(
-            transform,
-            make_write(shard, start, 1),
-            features_for,
-            base=shard if keeps_columns else None,
-        )
-        for entry in output.entries:
-            entry.close()
-        return transform.fingerprint
-
-    computed = in_processes(
-        compute,
-        missing,
-        min(workers, len(missing)) or 1,
-        what=lambda piece: f"shard {piece[0].fingerprint} (rows from {piece[1]})",
+    # One piece per output fingerprint: identical input shards are computed once.
+    missing = list(
+        {
+            piece[2].fingerprint: piece for piece in pieces if not found[piece[2].fingerprint]
+        }.values()
     )
-    for fingerprint in computed:
-        found[fingerprint] = store.lookup(fingerprint)
+    work = ShardWork(pieces[0][2], make_write, features_for, keeps_columns, recipe)
+    counts = ShardCounts(cached=len(found) - len(missing))
+    if missing:
+        counts.add((chosen or LocalProcesses()).compute(work, missing, store, workers))
+    if chosen is not None:
+        chosen.record(counts)
+    for counter in _COUNTERS.get():
+        counter.add(counts)
+    for _, _, transform in missing:
+        found[transform.fingerprint] = store.lookup(transform.fingerprint)
     results: list[tuple[Shard, Features]] = []
     for shard, start, transform in pieces:
         entry = found[transform.fingerprint]

@@ -35,6 +35,7 @@ from dagster_ds.orchestration.automation import (
 )
 from dagster_ds.orchestration.checks import row_count_check as row_count_check
 from dagster_ds.orchestration.checks import schema_check as schema_check
+from dagster_ds.orchestration.dask import DaskResource as DaskResource
 from dagster_ds.orchestration.io_manager import DatasetIOManager as DatasetIOManager
 from dagster_ds.orchestration.io_manager import DatasetStore as DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey as DatasetMetadataKey
@@ -57,6 +58,7 @@ dg.DagsterLibraryRegistry.register(  # pyright: ignore[reportPrivateImportUsage]
 )
 
 __all__ = [
+    "DaskResource",
     "DatasetAssetProps",
     "DatasetIOManager",
     "DatasetMetadataKey",

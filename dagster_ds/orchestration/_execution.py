@@ -20,10 +20,8 @@ from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, h
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._provenance import input_tags
 from dagster_ds.orchestration._streams import relabel_stream
-from dagster_ds.orchestration.io_manager import (
-    DatasetStore,
-    StoredDataset,
-)
+from dagster_ds.orchestration.dask import on_dask
+from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
 from dagster_ds.orchestration.metadata import (
     RUN_SPECIFIC_KEYS,
     DatasetMetadataKey,
@@ -229,7 +227,10 @@ def _run(
             param: store.adopt(value) if isinstance(value, Dataset) and param in parents else value
             for param, value in call.items()
         }
-    with cache_root(store.root, store.storage_options) if store is not None else nullcontext():
+    with (
+        cache_root(store.root, store.storage_options) if store is not None else nullcontext(),
+        on_dask(context, store) as shards,
+    ):
         output = _require_output(name, result_of(spec, call))
     result = _relabel(output, fingerprint, parents, name)
     value: Any = result
@@ -246,7 +247,7 @@ def _run(
             )
         if isinstance(result, IterableDataset):  # consumed: describe what was stored
             dataset = store.load(key, fingerprint)
-    described = spec.translator.get_metadata(dataset)
+    described = {**spec.translator.get_metadata(dataset), **shards.metadata()}
     hub = _push(spec, context, dataset) if spec.push_to_hub is not None else {}
     cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
     context.log.info(f"Ran {name} because {'; '.join(changed)}{_hub_note(hub)}.")

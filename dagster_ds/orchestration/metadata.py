@@ -57,6 +57,10 @@ class DatasetMetadataKey(StrEnum):
     HUB_PUSH = "dagster_ds/hub_push"
     HUB_TARGET = "dagster_ds/hub_target"
     HUB_SPLITS = "dagster_ds/hub_splits"
+    SHARDS_CACHED = "dagster_ds/shards_cached"
+    SHARDS_COMPUTED = "dagster_ds/shards_computed"
+    SHARDS_ELSEWHERE = "dagster_ds/shards_computed_elsewhere"
+    EXECUTOR = "dagster_ds/executor"
 
 
 # Keys that describe one run, not the data: never copied from an earlier materialization.
@@ -79,6 +83,10 @@ RUN_SPECIFIC_KEYS = frozenset(
         DatasetMetadataKey.HUB_PUSH.value,
         DatasetMetadataKey.HUB_TARGET.value,
         DatasetMetadataKey.HUB_SPLITS.value,
+        DatasetMetadataKey.SHARDS_CACHED.value,
+        DatasetMetadataKey.SHARDS_COMPUTED.value,
+        DatasetMetadataKey.SHARDS_ELSEWHERE.value,
+        DatasetMetadataKey.EXECUTOR.value,
     }
 )
 

@@ -1,0 +1,19 @@
+"""Shard tasks on a Dask cluster: one transform spread over many machines.
+
+A map-style dataset is a list of shards, each cached under its own
+fingerprint; `DaskExecutor` computes a map's missing output shards as Dask
+tasks keyed by those fingerprints, through a cache every worker reaches (any
+fsspec URL). Needs the optional extra: ``pip install 'dagster-ds[dask]'``;
+``import dagster_ds`` never imports dask.
+
+Example:
+    >>> from dagster_ds import Dataset
+    >>> from dagster_ds.distributed import DaskExecutor
+    >>> with DaskExecutor(address="tcp://scheduler:8786"):  # doctest: +SKIP
+    ...     doubled = Dataset.from_dict({"a": [1, 2]}).map(lambda x: {"b": x["a"] * 2})
+"""
+
+from dagster_ds.arrow._parallel import ShardCounts as ShardCounts
+from dagster_ds.distributed._executor import DaskExecutor as DaskExecutor
+
+__all__ = ["DaskExecutor", "ShardCounts"]

@@ -1,0 +1,134 @@
+"""DaskResource: the Dask cluster a dataset asset's maps run on, shard by shard.
+
+With ``resources={"dask": DaskResource(...)}`` in the Definitions and
+``"dask"`` among the asset's required resource keys (Dagster hands a step
+only the resources it declares), every ``map`` inside the asset's function
+runs its missing shards as tasks on that cluster (`DaskExecutor`), writing
+into the asset's store. The store must then be shared storage every worker
+reaches (the IO manager's ``base_dir`` an fsspec URL such as ``s3://...``);
+a local path with workers on other hosts gets a `DistributedStorageWarning`.
+The shard counts (found in the store, computed) go into the
+materialization's metadata and the step's log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import dagster as dg
+from pydantic import PrivateAttr
+
+from dagster_ds.arrow._parallel import ShardCounts, counting_shards
+from dagster_ds.orchestration.metadata import DatasetMetadataKey as Key
+
+if TYPE_CHECKING:
+    from dagster_ds.distributed import DaskExecutor
+    from dagster_ds.orchestration.io_manager import DatasetStore
+
+__all__ = ["DaskResource"]
+
+#: The resource key under which a `DaskResource` runs a dataset asset's maps.
+DASK_RESOURCE_KEY = "dask"
+
+
+class DaskResource(dg.ConfigurableResource):
+    """A Dask cluster for the maps of dataset assets: a scheduler's address, or a local one.
+
+    Attributes:
+        address: The scheduler to connect to (``tcp://scheduler:8786``); None
+            starts a local cluster for the step with ``n_workers`` processes.
+        n_workers: Worker processes of the local cluster.
+        threads_per_worker: Threads per local worker (1 for CPU-bound Python).
+        retries: Dask retries per shard task.
+
+    Example:
+        >>> import dagster as dg
+        >>> from dagster_ds.orchestration import DaskResource, DatasetIOManager
+        >>> defs = dg.Definitions(
+        ...     resources={
+        ...         "io_manager": DatasetIOManager(base_dir="s3://bucket/datasets"),
+        ...         "dask": DaskResource(address="tcp://scheduler:8786"),
+        ...     },
+        ... )
+    """
+
+    address: str | None = None
+    n_workers: int = 2
+    threads_per_worker: int = 1
+    retries: int = 0
+
+    _cluster: Any = PrivateAttr(default=None)
+    _executor: Any = PrivateAttr(default=None)
+
+    def executor(self) -> DaskExecutor:
+        """The executor on this resource's cluster (the local one is started on first use)."""
+        if self._executor is None:
+            from dagster_ds.distributed import DaskExecutor
+            from dagster_ds.distributed._executor import import_distributed
+
+            distributed = import_distributed()
+            if self.address is not None:
+                client = distributed.Client(self.address)
+            else:
+                self._cluster = distributed.LocalCluster(
+                    n_workers=self.n_workers,
+                    threads_per_worker=self.threads_per_worker,
+                    processes=True,
+                    dashboard_address=None,
+                )
+                client = distributed.Client(self._cluster)
+            self._executor = DaskExecutor(client, retries=self.retries)
+        return self._executor
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        """Close the client, and the local cluster if this resource started one."""
+        del context
+        if self._executor is not None:
+            self._executor.client.close()
+            self._executor = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+
+@dataclass
+class ShardRun:
+    """The shard counts of a step's maps, as materialization metadata."""
+
+    counts: ShardCounts | None = None
+    where: str = ""
+
+    def metadata(self) -> dict[str, Any]:
+        if self.counts is None:
+            return {}
+        return {
+            Key.SHARDS_CACHED.value: self.counts.cached,
+            Key.SHARDS_COMPUTED.value: self.counts.computed,
+            Key.SHARDS_ELSEWHERE.value: self.counts.elsewhere,
+            Key.EXECUTOR.value: self.where,
+        }
+
+
+@contextmanager
+def on_dask(context: dg.AssetExecutionContext, store: DatasetStore | None) -> Iterator[ShardRun]:
+    """Run the block's maps on the step's `DaskResource`, if it has one; count the shards."""
+    resource = getattr(context.resources, DASK_RESOURCE_KEY, None)
+    if not isinstance(resource, DaskResource):
+        yield ShardRun()
+        return
+    from dagster_ds.distributed._executor import check_shared_storage
+
+    executor = resource.executor()
+    if store is not None and "://" not in store.root:
+        check_shared_storage("IO manager's base_dir", store.root, executor.client)
+    run = ShardRun(where=repr(executor))
+    with executor, counting_shards() as counts:
+        yield run
+    run.counts = counts
+    context.log.info(
+        f"Shards on {run.where}: {counts.computed} computed, {counts.cached} found in the store"
+        f", {counts.elsewhere} finished by another run meanwhile."
+    )

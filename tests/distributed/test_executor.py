@@ -1,0 +1,224 @@
+"""DaskExecutor on a real 2-worker cluster, with the cache on a real S3 server (moto)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dagster_ds import Dataset, load_dataset
+from dagster_ds.cache import CacheStore, cache_root
+from dagster_ds.distributed import DaskExecutor, ShardCounts
+from dagster_ds.errors import ShardTaskError, StaleWorkerError, WorkerDiedError
+from tests.conftest import REPO_ROOT
+from tests.distributed import _functions
+from tests.distributed._functions import double, logged
+from tests.distributed.conftest import ROWS_PER_FILE, in_cache, write_files
+
+Cache = tuple[str, dict[str, Any]]
+
+
+def _load(files: list[str]) -> Dataset:
+    return load_dataset("json", data_files=files, split="train")
+
+
+def _firsts(count: int, start: int = 0) -> list[int]:
+    return [i * ROWS_PER_FILE for i in range(start, start + count)]
+
+
+def _driver_script(cache: Cache, files: list[str], kwargs: dict[str, Any], function: str) -> str:
+    """A second driver: maps the same files on the cluster, prints what it found and computed."""
+    return textwrap.dedent(
+        f"""
+        import json, sys
+        from dagster_ds import load_dataset
+        from dagster_ds.cache import cache_root
+        from dagster_ds.distributed import DaskExecutor
+        from tests.distributed._functions import {function} as function
+
+        with cache_root({cache[0]!r}, {cache[1]!r}):
+            dataset = load_dataset("json", data_files={files!r}, split="train")
+            print("ready", flush=True)
+            sys.stdin.readline()  # the test says go
+            with DaskExecutor(address=sys.argv[1]) as executor:
+                out = dataset.map(function, batched=True, fn_kwargs={kwargs!r})
+            print(json.dumps({{"fingerprint": out.fingerprint, "rows": out.to_dict(),
+                              "cached": executor.counts.cached,
+                              "computed": executor.counts.computed}}))
+        """
+    )
+
+
+def _start_driver(script: str, address: str) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, address],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "ready", process.stderr
+    return process
+
+
+def _finish_driver(process: subprocess.Popen[str]) -> dict[str, Any]:
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def _go(*processes: subprocess.Popen[str]) -> None:
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+
+
+def test_the_distributed_map_equals_the_local_map_and_a_second_driver_computes_nothing(
+    client: Any, s3_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log")}
+    executor = DaskExecutor(client)
+    with in_cache(s3_cache):
+        distributed = _load(files).map(double, batched=True, fn_kwargs=kwargs, executor=executor)
+        rows = distributed.to_dict()
+    assert executor.counts == ShardCounts(cached=0, computed=3)
+    assert sorted(logged(kwargs["log"])) == _firsts(3)
+
+    second = _start_driver(
+        _driver_script(s3_cache, files, kwargs, "double"), client.scheduler.address
+    )
+    _go(second)
+    report = _finish_driver(second)
+    assert (report["cached"], report["computed"]) == (3, 0)
+    assert report["fingerprint"] == distributed.fingerprint
+    assert sorted(logged(kwargs["log"])) == _firsts(3)  # nobody ran the function again
+
+    with cache_root(str(tmp_path / "local-cache")):
+        local = _load(files).map(double, batched=True, fn_kwargs=kwargs, num_proc=2)
+    assert local.fingerprint == distributed.fingerprint
+    assert local.to_dict() == rows == report["rows"]
+    assert distributed["double"][:] == [2 * i for i in range(3 * ROWS_PER_FILE)]
+
+
+def test_appending_one_file_computes_one_shard(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log")}
+    with in_cache(shared_cache), DaskExecutor(client) as executor:
+        _load(files).map(double, batched=True, fn_kwargs=kwargs)
+        files += write_files(tmp_path / "data", 1, start=3)
+        grown = _load(files).map(double, batched=True, fn_kwargs=kwargs)
+    assert executor.counts == ShardCounts(cached=3, computed=4)
+    assert logged(kwargs["log"])[3:] == _firsts(1, start=3)
+    assert grown["double"][:] == [2 * i for i in range(4 * ROWS_PER_FILE)]
+
+
+def test_a_worker_killed_mid_map_costs_only_its_shard(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 4)
+    kwargs = {
+        "log": str(tmp_path / "calls.log"),
+        "die_on": 3 * ROWS_PER_FILE,
+        "flag": str(tmp_path / "killed"),
+        "wait_for": 3,
+    }
+    with in_cache(shared_cache):
+        dataset = _load(files)
+        with pytest.raises(WorkerDiedError, match=r"shard of rows 30 to 39 of the dataset"):
+            dataset.map(
+                _functions.double_or_die,
+                batched=True,
+                fn_kwargs=kwargs,
+                executor=DaskExecutor(client),
+            )
+        assert Path(kwargs["flag"]).exists()
+        first_run = logged(kwargs["log"])
+        rerun = DaskExecutor(client)
+        result = dataset.map(
+            _functions.double_or_die, batched=True, fn_kwargs=kwargs, executor=rerun
+        )
+    assert sorted(first_run) == _firsts(3)
+    assert rerun.counts == ShardCounts(cached=3, computed=1)
+    assert sorted(logged(kwargs["log"])) == _firsts(4)  # every shard computed exactly once
+    assert result["double"][:] == [2 * i for i in range(4 * ROWS_PER_FILE)]
+    client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
+
+
+def test_two_drivers_at_once_compute_each_shard_once(
+    client: Any, s3_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log"), "seconds": 0.5}
+    other = _start_driver(
+        _driver_script(s3_cache, files, kwargs, "slow_double"), client.scheduler.address
+    )
+    with in_cache(s3_cache):
+        dataset = _load(files)
+        _go(other)
+        ours = dataset.map(
+            _functions.slow_double, batched=True, fn_kwargs=kwargs, executor=DaskExecutor(client)
+        )
+        rows = ours.to_dict()
+    theirs = _finish_driver(other)
+    assert sorted(logged(kwargs["log"])) == _firsts(3)  # each shard computed once in all
+    assert theirs["fingerprint"] == ours.fingerprint
+    assert theirs["rows"] == rows
+
+
+def test_a_failing_function_names_the_shard_and_row_and_publishes_nothing(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log"), "bad": 25}
+    with in_cache(shared_cache), DaskExecutor(client) as executor:
+        dataset = _load(files)
+        with pytest.raises(ShardTaskError, match=r"rows 20 to 29 .*row 20.*cannot double id 25"):
+            dataset.map(_functions.double_or_raise, batched=True, fn_kwargs=kwargs)
+    assert executor.counts == ShardCounts()  # the failed call recorded nothing
+
+
+def test_a_worker_with_other_code_for_the_function_is_refused(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    name = f"stale_{tmp_path.name.replace('-', '_')}"
+    for folder, value in (("driver", 1), ("worker", 2)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{name}.py").write_text(
+            f"def tag(batch):\n    return {{'tag': [{value}] * len(batch['id'])}}\n"
+        )
+    worker_folder = str(tmp_path / "worker")
+    client.run(_functions.add_path, worker_folder)
+    sys.path.insert(0, str(tmp_path / "driver"))
+    try:
+        module = __import__(name)
+        files = write_files(tmp_path / "data", 2)
+        with in_cache(shared_cache):
+            dataset = _load(files)
+            before = {
+                info.fingerprint
+                for info in CacheStore(shared_cache[0], storage_options=shared_cache[1]).ls()
+            }
+            with pytest.raises(
+                StaleWorkerError, match=r"hashes to .* here but to .* on the driver"
+            ):
+                dataset.map(module.tag, batched=True, executor=DaskExecutor(client))
+        after = {
+            info.fingerprint
+            for info in CacheStore(shared_cache[0], storage_options=shared_cache[1]).ls()
+        }
+        assert after == before  # nothing written
+    finally:
+        sys.path.remove(str(tmp_path / "driver"))
+        sys.modules.pop(name, None)
+        client.run(_functions.forget_path, worker_folder)
