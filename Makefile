@@ -9,6 +9,9 @@ PIP := python -m pip install --quiet --disable-pip-version-check -c constraints.
 OTHER_PYTHONS := 3.12 3.13
 # What `make test-fast` and the other Pythons run: everything but the slow and browser tests.
 FAST := -m "not slow and not browser"
+# Two test processes (pytest-xdist), a test file each at a time: the suite's many
+# subprocesses and servers then keep both cores busy.
+PARALLEL := -n 2 --dist loadfile
 
 .PHONY: demo ui test test-fast test-pythons check lint types unit browser services bench clean
 
@@ -55,11 +58,11 @@ types: $(STAMP)
 	$(BIN)/pyright
 
 unit: $(STAMP) browser services
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL)
 
 ## The inner loop: the suite without its slow and browser tests (make test stays the whole).
 test-fast: $(STAMP)
-	$(BIN)/pytest $(FAST) -q
+	$(BIN)/pytest $(PARALLEL) $(FAST) -q
 
 ## The fast suite on Python 3.12 and 3.13, each in its own venv (.venv-3.12, ...);
 ## a Python that is not installed is skipped with a message.
@@ -72,7 +75,7 @@ test-pythons:
 	  $(MAKE) --no-print-directory .venv-$$version/.installed-stamp \
 	    OTHER_PYTHON=$$interpreter || exit 1; \
 	  echo "== Python $$version: pytest $(FAST)"; \
-	  .venv-$$version/bin/pytest $(FAST) -q -p no:cacheprovider || exit 1; \
+	  .venv-$$version/bin/pytest $(PARALLEL) $(FAST) -q -p no:cacheprovider || exit 1; \
 	done
 
 .venv-%/.installed-stamp: pyproject.toml constraints.txt

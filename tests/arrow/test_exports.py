@@ -68,7 +68,8 @@ def _stderr_on_a_terminal(source: str, **env: str) -> str:
     """Run ``source`` with stderr on a pseudo-terminal and return what it printed there."""
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **env}
+    inherited = {k: v for k, v in os.environ.items() if k != "DAGSTER_DS_DISABLE_PROGRESS_BARS"}
+    environment = {**inherited, "PYTHONPATH": str(REPO_ROOT), **env}
     process = subprocess.Popen([sys.executable, "-c", source], stderr=terminal, env=environment)
     os.close(terminal)
     chunks = []
