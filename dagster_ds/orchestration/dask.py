@@ -77,7 +77,9 @@ class DaskResource(dg.ConfigurableResource):
                     n_workers=self.n_workers,
                     threads_per_worker=self.threads_per_worker,
                     processes=True,
-                    dashboard_address=None,
+                    # A free port: the scheduler serves HTTP even without a dashboard,
+                    # and 8787 may be another cluster's.
+                    dashboard_address=":0",
                 )
                 client = distributed.Client(self._cluster)
             self._executor = DaskExecutor(client, retries=self.retries)

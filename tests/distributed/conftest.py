@@ -85,7 +85,9 @@ def cluster(s3: S3) -> Iterator[Any]:
             n_workers=2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,  # pyright: ignore[reportArgumentType]
+            # A port of its own: on 8787, taken by another cluster, distributed leaks
+            # the socket it tried (a ResourceWarning, an error on CPython 3.12+).
+            dashboard_address=":0",
         )
     try:
         yield cluster
