@@ -15,6 +15,7 @@ replaced by a short placeholder holding a content digest:
 - Arrow tables, record batches, arrays and chunked arrays: a digest of their
   buffers, independent of chunking (`_arrow.arrow_digest`);
 - numpy arrays: dtype, shape and bytes; compiled regexes: pattern and flags;
+  paths: their class name and string;
 - modules: their name; code objects: their normalised fields.
 
 Dict items and set elements are written in sorted order, and strings, bytes
@@ -31,6 +32,7 @@ import pickle
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import PurePath
 from types import BuiltinFunctionType, CodeType, FunctionType, MethodType, ModuleType
 from typing import Any
 
@@ -228,6 +230,8 @@ class _HashContext:
             return _placeholder("regex", self.digest((pattern.pattern, pattern.flags)))
         if kind is CodeType:
             return _placeholder("code", self.digest(code_fields(obj)))  # type: ignore[arg-type]
+        if isinstance(obj, PurePath):  # 3.13 pickles the segments a path was built from
+            return _placeholder("path", self.digest((kind.__qualname__, str(obj))))
         if kind is _Undefined:
             return _placeholder("undefined", obj.name)  # type: ignore[attr-defined]
         if isinstance(obj, ModuleType):

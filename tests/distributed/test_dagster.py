@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 
 from dagster_ds import Dataset
 from dagster_ds.orchestration import (
@@ -20,6 +21,7 @@ from tests.distributed._functions import double, logged, pids
 from tests.distributed.conftest import ROWS_PER_FILE, S3, write_files
 
 
+@pytest.mark.slow  # a Dask cluster started inside a Dagster step
 def test_a_dataset_asset_maps_on_the_dask_resource_into_s3(
     cluster: Any, client: Any, s3: S3, tmp_path: Path, dagster_home: Path
 ) -> None:
