@@ -7,12 +7,14 @@ map runs again:
 - dagster_ds (incremental): one shard per file, so only the new file is read
   and mapped; the other 100 shards come from the cache. The in-process memo of
   file digests is cleared first, as in a new process (every file is hashed);
-- dagster_ds (full recompute): the same 101 files into an empty cache;
+- dagster_ds (full recompute): the same files into an empty cache;
 - datasets: its fingerprint of the data files changes, so it reads and maps all;
-- raw pyarrow: read all 101 files and run the function over every batch.
+- raw pyarrow: read all the files and run the function over every batch.
 
-Also printed: the bytes each cache holds after the first run and what the
-refresh added, and the bytes a map adding one int column stores for a text
+Our refreshes and full recomputes, and raw pyarrow, run three times each (every
+further refresh appends one more file) and keep their fastest time, as the
+machine is shared. Also printed: the bytes each cache holds after the first run
+and what the first refresh added, and the bytes a map adding one int column stores for a text
 dataset of ``BENCH_INCREMENTAL_TEXT_MB`` (default 200) MB. Run: ``make bench``.
 """
 
@@ -40,6 +42,7 @@ import pyarrow.json as pajson  # noqa: E402
 FILES = 100
 ROWS = 10_000
 TEXT_MB = int(os.environ.get("BENCH_INCREMENTAL_TEXT_MB", "200"))
+ROUNDS = 3  # refreshes and full recomputes, each keeping its fastest
 
 
 def measure(batch: dict[str, list]) -> dict[str, list]:
@@ -116,7 +119,7 @@ def main() -> None:
     for index in range(FILES):
         _write(source, index)
     pattern = str(source / "*.jsonl")
-    ours_cache, full_cache = WORK / "ours", WORK / "full"
+    ours_cache = WORK / "ours"
 
     first_ours = _timed(lambda: _ours(pattern, ours_cache))
     first_anchor = _timed(lambda: _anchor(pattern))
@@ -125,12 +128,21 @@ def main() -> None:
     _write(source, FILES)  # the 101st file
     _forget_file_digests()
     refresh_ours = _timed(lambda: _ours(pattern, ours_cache))
-    refresh_anchor = _timed(lambda: _anchor(pattern))
-    _forget_file_digests()
-    full_ours = _timed(lambda: _ours(pattern, full_cache))
-    raw = _timed(lambda: _raw(source))
     added_ours = _size(ours_cache) - stored_ours
+    refresh_anchor = _timed(lambda: _anchor(pattern))
     added_anchor = _size(WORK / "hf-cache") - stored_anchor
+    # The machine is shared: each case also runs again and keeps its fastest time. A
+    # further refresh appends one more file, so each round recomputes one file.
+    for extra in range(1, ROUNDS):
+        _write(source, FILES + extra)
+        _forget_file_digests()
+        refresh_ours = min(refresh_ours, _timed(lambda: _ours(pattern, ours_cache)))
+    full_ours = raw = float("inf")
+    for round_ in range(ROUNDS):
+        _forget_file_digests()
+        empty = WORK / f"full-{round_}"
+        full_ours = min(full_ours, _timed(lambda empty=empty: _ours(pattern, empty)))
+        raw = min(raw, _timed(lambda: _raw(source)))
 
     print(f"\nIncremental refresh: {FILES} files x {ROWS} rows, then 1 appended (one process)")
     print(f"{'case':<44} {'seconds':>9} {'vs our full':>12}")
@@ -140,7 +152,7 @@ def main() -> None:
         ("refresh, dagster_ds (incremental)", refresh_ours),
         ("refresh, dagster_ds (full recompute)", full_ours),
         ("refresh, datasets (recomputes all)", refresh_anchor),
-        ("raw pyarrow over all 101 files", raw),
+        ("raw pyarrow over all the files", raw),
     ):
         print(f"{case:<44} {seconds:>8.3f}s {seconds / full_ours:>11.1%}")
     print(f"\n{'storage':<44} {'bytes':>12} {'refresh adds':>13}")

@@ -20,7 +20,7 @@ from dagster_ds.arrow._results import Transform, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, cast_table
-from dagster_ds.fingerprint import fingerprint_transform
+from dagster_ds.fingerprint import HashNode, fingerprint_transform, replace_arguments
 from dagster_ds.formats import (
     FORMATS,
     DataFiles,
@@ -359,11 +359,17 @@ def _file_transforms(
 ) -> list[Transform]:
     """Each file's shard: its fingerprint is that of the file's content and the reading options."""
     transforms: list[Transform] = []
+    tree: HashNode | None = None
     for file in files:
-        args = _load_args(
-            [file], file_format, features, columns, filters, options, storage_options, origin
-        )
-        fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
+        if tree is None:  # the first file, or unhashable options: hash every argument
+            args = _load_args(
+                [file], file_format, features, columns, filters, options, storage_options, origin
+            )
+            fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
+        else:  # the same options: hash only the file
+            source = fingerprint_files([file], storage_options=storage_options)
+            tree = replace_arguments(tree, {"source": source})
+            fingerprint = tree.digest
         transforms.append(Transform("load_dataset", (), fingerprint, tree))
     return transforms
 

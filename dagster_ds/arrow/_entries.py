@@ -31,7 +31,7 @@ class TableSink:
     def __init__(self, writer: EntryWriter) -> None:
         self._writer = writer
         self._file: io.BufferedIOBase | None = None
-        self._ipc: pa.ipc.RecordBatchFileWriter | None = None
+        self._ipc: pa.ipc.RecordBatchStreamWriter | None = None
         self._file_schema: pa.Schema | None = None
         self._file_bytes = 0
         self._count = 0
@@ -82,7 +82,7 @@ class TableSink:
     def _open(self, schema: pa.Schema) -> None:
         self._close_file()
         self._file = self._writer.open(f"data-{self._count:05d}.arrow")
-        self._ipc = pa.ipc.new_file(self._file, schema)
+        self._ipc = pa.ipc.new_stream(self._file, schema)
         self._file_schema = schema
         self._file_bytes = 0
         self._count += 1
@@ -99,26 +99,39 @@ class TableSink:
 def write_indices(writer: EntryWriter, indices: pa.Array) -> None:
     """Write an indices mapping (uint64) as the entry's only file."""
     table = pa.table({"indices": indices.cast(pa.uint64())})
-    with writer.open(INDICES_FILE) as file, pa.ipc.new_file(file, table.schema) as ipc:
+    with writer.open(INDICES_FILE) as file, pa.ipc.new_stream(file, table.schema) as ipc:
         ipc.write_table(table)
+
+
+def read_ipc(source: pa.NativeFile | pa.Buffer) -> pa.Table:
+    """The table in an Arrow IPC stream, or in an IPC file (entries of earlier releases).
+
+    Entries are written in the stream format, as `datasets` writes its cache files:
+    opening a stream costs a quarter of opening a file (no footer to fetch).
+    """
+    buffer = source if isinstance(source, pa.Buffer) else None
+    magic = buffer[:6].to_pybytes() if buffer is not None else source.read_at(6, 0)
+    if magic == _FILE_MAGIC:
+        return pa.ipc.open_file(source).read_all()
+    return pa.ipc.open_stream(source).read_all()
+
+
+_FILE_MAGIC = b"ARROW1"
 
 
 def _read_file(entry: CacheEntry, name: str) -> pa.Table:
     path = entry.local_path(name)
     if path is not None:
-        return pa.ipc.open_file(pa.memory_map(path)).read_all()
+        return read_ipc(pa.memory_map(path))
     with entry.open(name) as file:
-        return pa.ipc.open_file(pa.py_buffer(file.read())).read_all()
+        return read_ipc(pa.py_buffer(file.read()))
 
 
-def read_table(entry: CacheEntry, schema: pa.Schema | None = None) -> pa.Table:
+def read_table(entry: CacheEntry) -> pa.Table:
     """The entry's data files as one table, memory-mapped when the cache is local."""
     names = sorted(name for name in entry.files if name.startswith("data-"))
     tables = [_read_file(entry, name) for name in names]
-    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
-    if schema is not None and table.schema != schema:
-        table = table.cast(schema)
-    return table
+    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
 
 
 def read_indices(entry: CacheEntry) -> pa.UInt64Array:

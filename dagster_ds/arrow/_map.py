@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dagster_ds.arrow._entries import TableSink
+from dagster_ds.arrow._entries import TableSink, read_ipc
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import Recipe, ShardExecutor, in_processes, run_shards
 from dagster_ds.arrow._results import plan, shards_result, units
@@ -207,7 +207,7 @@ class _MapJob:
                 bar.update(rows)
             for part, _, _ in ranges:
                 for path in sorted(part.iterdir()):
-                    for batch in pa.ipc.open_file(pa.memory_map(str(path))).read_all().to_batches():
+                    for batch in read_ipc(pa.memory_map(str(path))).to_batches():
                         sink.write(batch)
 
     def apply(self, table: pa.Table, offset: int) -> pa.Table:

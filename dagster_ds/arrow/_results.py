@@ -281,11 +281,21 @@ def open_table_shard(
         if whole is None:
             return None
         table, base_entries = whole
-        if table.schema != features.arrow_schema:
-            table = table.cast(features.arrow_schema)
-        return Shard(entry.fingerprint, table, None, (entry, *base_entries), entry), features
-    table = read_table(entry, features.arrow_schema)
+        return Shard(
+            entry.fingerprint, conform(table, features), None, (entry, *base_entries), entry
+        ), features
+    table = conform(read_table(entry), features)
     return Shard(entry.fingerprint, table, None, (entry,), entry), features
+
+
+def conform(table: pa.Table, features: Features) -> pa.Table:
+    """``table`` cast to ``features``' schema, when its columns' types differ from it."""
+    expected = features.type
+    if table.schema.names == [field.name for field in expected] and all(
+        column.type == field.type for column, field in zip(table.columns, expected, strict=True)
+    ):
+        return table
+    return table.cast(features.arrow_schema)
 
 
 def shards_result(
@@ -317,7 +327,7 @@ def merge_features(features: Sequence[Features]) -> Features:
     An all-null column takes the others' type, int64 and float64 give float64;
     each column's feature is the first whose type is the unified one.
     """
-    if len(features) == 1:
+    if all(each == features[0] for each in features[1:]):
         return features[0]
     try:
         unified = pa.unify_schemas(

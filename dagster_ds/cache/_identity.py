@@ -55,9 +55,15 @@ def hostname() -> str:
 
 
 def current_owner() -> Owner:
-    # Not cached: a forked child is a different owner.
+    """This process as an owner (computed again in a forked child, a different owner)."""
+    global _current
     pid = os.getpid()
-    return Owner(hostname(), pid, process_start(pid))
+    if _current is None or _current.pid != pid:
+        _current = Owner(hostname(), pid, process_start(pid))
+    return _current
+
+
+_current: Owner | None = None
 
 
 def pid_exists(pid: int) -> bool:

@@ -1,31 +1,38 @@
 """Reader leases: "this process has entry X open", so gc leaves X alone.
 
-A lease is a small JSON file ``<root>/leases/<fp[:2]>/<fp>/<pid>-<token>.json``
-holding its owner (host, pid, process start time) and creation time. It is
-written before the entry is read and removed when the `CacheEntry` holding it is
-closed, garbage-collected, or at interpreter exit. A lease whose process is
-gone (same host) is dead and is removed by whoever finds it; a lease from
-another host, whose process cannot be checked, counts as live for
-``foreign_ttl`` seconds after it was taken.
+On a local cache (Linux), a lease is a shared byte-range lock (see
+`_range_locks`): the kernel arbitrates between readers and evictors and drops
+the locks of a dead process. Elsewhere (object stores, other systems, or
+``lock_mode="lease"`` for folders shared by hosts without working locks), it is a
+small JSON file ``<root>/leases/<fp[:2]>/<fp>/<pid>-<token>.json`` holding its
+owner (host, pid, process start time) and creation time. It is written before
+the entry is read and removed when the `CacheEntry` holding it is closed,
+garbage-collected, or at interpreter exit. A lease file whose process is gone
+(same host) is dead and is removed by whoever finds it; one from another host,
+whose process cannot be checked, counts as live for ``foreign_ttl`` seconds
+after it was taken.
 
 The protocol that makes eviction safe uses one more file, the eviction fence
 ``<root>/leases/<fp[:2]>/<fp>/evicting``:
 
 - a reader writes its lease, *then* checks for a fence (a fence means a miss),
   then reads the entry;
-- an evictor (holding the fingerprint's lock) writes the fence, *then* checks
-  for leases, and unpublishes the entry only if there are none.
+- an evictor (holding the fingerprint's lock) writes the fence, *then* takes the
+  exclusive byte-range lock (where there are such locks) and checks for lease
+  files, and unpublishes the entry only if no reader holds it either way.
 
 Whichever file is written second, its writer sees the other: either the reader
 misses (and recomputes), or the evictor sees the lease and keeps the entry. A
 fence whose owner died is ignored (and removed); one from another host expires
-after ``FENCE_TTL`` seconds.
+after ``FENCE_TTL`` seconds. Evictors always check both kinds of lease, so
+processes using either kind can share a cache.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import queue
 import secrets
@@ -34,9 +41,11 @@ import time
 import weakref
 from collections.abc import Generator
 
+from dagster_ds.cache import _range_locks as range_locks
 from dagster_ds.cache._identity import Owner, current_owner
 from dagster_ds.cache._json import dumps, parse_object
 from dagster_ds.cache._layout import Layout
+from dagster_ds.cache._range_locks import ProcessReaderLocks
 from dagster_ds.cache._storage import Storage
 
 #: How long a lease from another host counts as live (its process cannot be checked).
@@ -46,51 +55,115 @@ DEFAULT_FOREIGN_TTL = 24 * 3600.0
 FENCE_TTL = 300.0
 
 _FENCE = "evicting"
+_READERS = "readers"
 _ATTEMPTS = 20
 
 
 class Lease:
-    """One reader's claim on one entry; `release` (or garbage collection, or exit) ends it."""
+    """One reader's claim on one entry; `release` (or garbage collection, or exit) ends it.
 
-    def __init__(self, layout: Layout, key: str) -> None:
+    ``byte_range``: a byte-range lock where the cache is local and the platform has
+    them (one system call), instead of a lease file.
+    """
+
+    def __init__(self, layout: Layout, key: str, *, byte_range: bool = True) -> None:
         self.key = key
+        self._layout: Layout | None = layout
+        self._refused = False
         owner = current_owner()
-        self.path = layout.lease_file(key, f"{owner.pid}-{secrets.token_hex(6)}.json")
-        _write_record(layout, key, self.path, owner)
-        self._storage = layout.storage
-        self._pid = owner.pid
-        self._finalizer = weakref.finalize(self, _collected, layout.storage, self.path, owner.pid)
+        locks = _reader_locks(layout) if byte_range else None
+        taken = locks.acquire(key) if locks is not None else None
+        if locks is not None and taken is not None:
+            self._refused = not taken  # nothing to release then
+            release = functools.partial(_release_lock, locks, key, owner.pid) if taken else _nothing
+            self._finalizer = weakref.finalize(self, release)
+            self._release_now = release
+            return
+        path = layout.lease_file(key, f"{owner.pid}-{secrets.token_hex(6)}.json")
+        _write_record(layout, key, path, owner)
+        self._finalizer = weakref.finalize(self, _collected, layout.storage, path, owner.pid)
+        self._release_now = functools.partial(_remove, layout.storage, path, owner.pid)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Sent to another process (a worker given an open shard): there it is the
+        # sender's lease, which only the sender ends.
+        return _borrowed, (self.key,)
+
+    def evicting(self) -> bool:
+        """Whether an eviction of the entry is under way: the reader must then miss."""
+        if self._layout is None:
+            return False
+        return self._refused or is_fenced(self._layout, self.key)
 
     def release(self) -> None:
-        """Remove the lease file now (idempotent)."""
+        """End the lease now (idempotent)."""
         if self._finalizer.detach() is not None:
-            _remove(self._storage, self.path, self._pid)
+            self._release_now()
 
     @property
     def released(self) -> bool:
         return not self._finalizer.alive
 
 
+def _borrowed(key: str) -> Lease:
+    """Another process's lease, received by value: releasing it does nothing."""
+    lease = Lease.__new__(Lease)
+    lease.key = key
+    lease._layout = None  # pyright: ignore[reportPrivateUsage]
+    lease._refused = False  # pyright: ignore[reportPrivateUsage]
+    lease._finalizer = weakref.finalize(lease, _nothing)  # pyright: ignore[reportPrivateUsage]
+    lease._release_now = _nothing  # pyright: ignore[reportPrivateUsage]
+    return lease
+
+
+def _reader_locks(layout: Layout) -> ProcessReaderLocks | None:
+    if not (range_locks.AVAILABLE and layout.storage.is_local):
+        return None
+    return range_locks.reader_locks(_readers_file(layout))
+
+
+def _readers_file(layout: Layout) -> str:
+    return layout.storage.join("leases", _READERS)
+
+
+def _release_lock(locks: ProcessReaderLocks, key: str, pid: int) -> None:
+    if os.getpid() == pid:
+        locks.release(key)
+
+
+def _nothing() -> None:
+    return None
+
+
 def _write_record(layout: Layout, key: str, path: str, owner: Owner) -> None:
     data = dumps({"owner": owner.to_json(), "created": time.time()})
     for attempt in range(_ATTEMPTS):
-        # gc removes an evicted entry's empty lease folder: it may vanish under us.
+        # The lease folder is made on demand, and gc removes an evicted entry's empty
+        # lease folder: it may vanish under us.
         try:
-            layout.storage.makedirs(layout.lease_dir(key))
             layout.storage.write_bytes(path, data, durable=False)
             return
-        except (FileNotFoundError, FileExistsError):
+        except FileNotFoundError:
             if attempt == _ATTEMPTS - 1:
                 raise
+            with contextlib.suppress(FileNotFoundError, FileExistsError):
+                layout.storage.makedirs(layout.lease_dir(key))
 
 
 @contextlib.contextmanager
-def eviction_fence(layout: Layout, key: str) -> Generator[None]:
-    """Hold the fence of ``key`` (the caller holds its lock): new readers miss meanwhile."""
+def eviction_fence(layout: Layout, key: str, *, foreign_ttl: float) -> Generator[int]:
+    """Fence ``key`` from new readers; yields how many live readers still hold it.
+
+    The caller holds the fingerprint's lock. Readers that come meanwhile miss.
+    """
     path = layout.lease_file(key, _FENCE)
     _write_record(layout, key, path, current_owner())
     try:
-        yield
+        if range_locks.AVAILABLE and layout.storage.is_local:
+            with range_locks.exclusive(_readers_file(layout), key) as free:
+                yield (0 if free else 1) + _live_lease_files(layout, key, foreign_ttl)
+        else:
+            yield _live_lease_files(layout, key, foreign_ttl)
     finally:
         layout.storage.remove_file(path)
         layout.storage.remove_empty_dir(layout.lease_dir(key))
@@ -166,7 +239,16 @@ _REMOTE = _RemoteRemovals()
 
 
 def live_leases(layout: Layout, key: str, *, foreign_ttl: float = DEFAULT_FOREIGN_TTL) -> int:
-    """How many live leases ``key`` has; dead ones found on the way are removed."""
+    """How many live leases ``key`` has (byte-range locks count as one); dead ones are removed."""
+    locked = (
+        range_locks.AVAILABLE
+        and layout.storage.is_local
+        and range_locks.held(_readers_file(layout), key)
+    )
+    return int(locked) + _live_lease_files(layout, key, foreign_ttl)
+
+
+def _live_lease_files(layout: Layout, key: str, foreign_ttl: float) -> int:
     storage = layout.storage
     live = 0
     for name in storage.listdir(layout.lease_dir(key)):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._layout import MANIFEST, Layout
-from dagster_ds.cache._leases import Lease, is_fenced
+from dagster_ds.cache._leases import Lease
 from dagster_ds.cache._manifest import Manifest, ManifestError
 from dagster_ds.cache._removal import quarantine
 from dagster_ds.cache._usage import touch_last_used
@@ -31,6 +31,12 @@ class Reader:
     policy: ChecksumPolicy
     #: False when entries are published under random names (caching off).
     keys_are_fingerprints: bool
+    #: False for ``lock_mode="lease"``: lease files, for hosts sharing a folder without locks.
+    byte_range_leases: bool = True
+
+    def lease(self, key: str) -> Lease:
+        """A new lease on ``key``, of the kind this store uses."""
+        return Lease(self.layout, key, byte_range=self.byte_range_leases)
 
     def open(self, key: str) -> CacheEntry | None:
         """The verified entry under ``key``, holding a new lease; None if absent or corrupt."""
@@ -38,9 +44,9 @@ class Reader:
             return None
         # Lease first, then the fence, then read: an evictor either sees our lease or
         # we see its fence (see _leases.py).
-        lease = Lease(self.layout, key)
+        lease = self.lease(key)
         try:
-            found = None if is_fenced(self.layout, key) else self.inspect(key, self.policy)
+            found = None if lease.evicting() else self.inspect(key, self.policy)
             if isinstance(found, Corrupt):
                 self.quarantine(key, found, warn=True)
                 found = None

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dagster_ds.cache._commit import publish_folder
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._layout import MANIFEST
-from dagster_ds.cache._leases import Lease
 from dagster_ds.cache._lookup import Reader
 from dagster_ds.cache._manifest import Manifest
 from dagster_ds.cache._removal import quarantine
@@ -22,7 +21,7 @@ from dagster_ds.errors import CacheError
 def publish(reader: Reader, key: str, folder: str, manifest: Manifest, data: bytes) -> CacheEntry:
     """Publish the entry written in ``folder`` under ``key``; the result holds a lease."""
     layout = reader.layout
-    lease = Lease(layout, key)  # gc must not evict it before our caller gets it
+    lease = reader.lease(key)  # gc must not evict it before our caller gets it
     try:
         existing = _publish_staged(reader, key, folder, data)
     except BaseException:

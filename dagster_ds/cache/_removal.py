@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 
 from dagster_ds.cache._layout import MANIFEST, Layout, make_quarantine_name, make_tmp_name
-from dagster_ds.cache._leases import eviction_fence, live_leases
+from dagster_ds.cache._leases import eviction_fence
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ def evict(layout: Layout, key: str, *, foreign_ttl: float, force: bool = False) 
 
     The caller holds the fingerprint's lock, so no writer publishes it meanwhile.
     """
-    with eviction_fence(layout, key):
-        if not force and live_leases(layout, key, foreign_ttl=foreign_ttl):
+    with eviction_fence(layout, key, foreign_ttl=foreign_ttl) as readers:
+        if readers and not force:
             return Eviction.IN_USE
         taken = _take_out(layout, key)
         if taken is None:

@@ -18,7 +18,7 @@ from dagster_ds.cache._layout import (
     default_cache_root,
     make_tmp_name,
 )
-from dagster_ds.cache._leases import DEFAULT_FOREIGN_TTL, Lease
+from dagster_ds.cache._leases import DEFAULT_FOREIGN_TTL
 from dagster_ds.cache._locks import LOCK_MODES, EntryLock, LockMode, make_lock
 from dagster_ds.cache._lookup import Corrupt, Reader
 from dagster_ds.cache._manifest import Manifest, check_metadata
@@ -59,9 +59,10 @@ class CacheStore:
             in this process, and whenever a file changed), ``"always"``, or
             ``"never"``. Sizes are always checked.
         lock_mode: ``"auto"`` / ``"flock"``: OS locks on local folders (released
-            by the kernel if a builder dies); ``"lease"``: heartbeat lease
+            by the kernel if a builder or reader dies), for build locks and
+            reader leases; ``"lease"``: heartbeat lease files and reader lease
             files, for folders shared by several hosts. Object stores always
-            use heartbeat lock records.
+            use lock records and lease files.
         lock_timeout: Seconds `get_or_create` waits for another builder of the
             same fingerprint; None waits as long as that builder is alive.
         stale_lock_timeout: Seconds after which a lease or lock record whose
@@ -138,7 +139,12 @@ class CacheStore:
         self._stale_lock_timeout = stale_lock_timeout
         self._foreign_lease_ttl = foreign_lease_ttl
         self._random_names = random_names
-        self._reader = Reader(self._layout, checksums, keys_are_fingerprints=not random_names)
+        self._reader = Reader(
+            self._layout,
+            checksums,
+            keys_are_fingerprints=not random_names,
+            byte_range_leases=lock_mode != "lease",
+        )
 
     @property
     def root(self) -> str:
@@ -355,7 +361,7 @@ class CacheStore:
                 if fingerprint is not None:
                     missing.append(key)
                 continue
-            lease = Lease(self._layout, key)
+            lease = self._reader.lease(key)
             try:
                 found = self._reader.inspect(key, "always")
             finally:

@@ -20,6 +20,7 @@ from dagster_ds.fingerprint._update import (
     generate_random_fingerprint as generate_random_fingerprint,
 )
 from dagster_ds.fingerprint._update import rebase_transform as rebase_transform
+from dagster_ds.fingerprint._update import replace_arguments as replace_arguments
 from dagster_ds.fingerprint._update import update_fingerprint as update_fingerprint
 
 __all__ = [
@@ -33,5 +34,6 @@ __all__ = [
     "fingerprint_transform",
     "generate_random_fingerprint",
     "rebase_transform",
+    "replace_arguments",
     "update_fingerprint",
 ]

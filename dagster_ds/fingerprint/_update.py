@@ -121,6 +121,31 @@ def rebase_transform(tree: HashNode, parent: str, **values: str | int) -> str:
     return combine("transform", components)
 
 
+def replace_arguments(tree: HashNode, args: Mapping[str, Any]) -> HashNode:
+    """The hash tree of the transform ``tree`` describes, with some arguments replaced.
+
+    The same tree as `describe_transform` gives for all the arguments, but only
+    the replaced ones are hashed: a load applied file by file hashes its options
+    once, then only each file's source.
+
+    Raises:
+        UnhashableError: A replacement cannot be hashed; the error names it.
+
+    Example:
+        >>> tree = describe_transform("0" * 32, "load", {"source": "a", "format": "json"})
+        >>> other = replace_arguments(tree, {"source": "b"})
+        >>> other == describe_transform("0" * 32, "load", {"source": "b", "format": "json"})
+        True
+    """
+    context = _HashContext()
+    components = dict(tree.components)
+    for name in sorted(args):
+        if name not in EXECUTION_ONLY_ARGUMENTS:
+            key = f"argument '{name}'"
+            components[key] = context.describe(args[name], label=key)
+    return HashNode(tree.kind, tree.label, combine("transform", components), components)
+
+
 def generate_random_fingerprint() -> str:
     """A fresh random fingerprint (128 bits), which no cache entry will ever match.
 

@@ -7,7 +7,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, Any, cast
+from typing import IO, Any, NoReturn, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -178,7 +178,7 @@ class _JsonLinesParser:
         if not block.strip(_WHITESPACE):
             return None
         _check_utf8(self.url, line, block)
-        _check_nesting(self.url, line, block, MAX_NESTING)
+        _check_line_nesting(self.url, line, block, MAX_NESTING)
         try:
             table = self._read(block)
         except pa.ArrowInvalid as error:
@@ -436,6 +436,8 @@ def _check_nesting(url: str, line: int, block: bytes, limit: int) -> None:
     Brackets are counted for the whole block in Arrow (vectorised); a line that seems
     too deep is checked exactly (brackets inside strings do not count) before refusing.
     """
+    if block.count(b"{") + block.count(b"[") <= limit:
+        return
     start = 0
     while start < len(block):
         position = _first_too_deep(block, start, limit)
@@ -446,16 +448,38 @@ def _check_nesting(url: str, line: int, block: bytes, limit: int) -> None:
         end = len(block) if end < 0 else end
         text = block[first:end]
         if _string_aware_depth(text) > limit:
-            number = line + block.count(b"\n", 0, first)
-            raise MalformedFileError(
-                f"JSON file {url!r}, line {number}: a value is nested more than {limit} levels "
-                "deep (objects and lists), more than Arrow can store. Flatten it, or store "
-                f"it as a JSON string. The line starts: {excerpt(text)!r}.",
-                path=url,
-                line=number,
-                excerpt=excerpt(text),
-            )
+            _refuse_nesting(url, line + block.count(b"\n", 0, first), text, limit)
         start = end + 1  # brackets in strings misled the count: go on after this line
+
+
+_NOT_OPENINGS_OR_NEWLINES = bytes(byte for byte in range(256) if byte not in b"{[\n")
+
+
+def _check_line_nesting(url: str, line: int, block: bytes, limit: int) -> None:
+    """Refuse a line of JSON Lines nested deeper than ``limit``, before parsing it.
+
+    A line can be that deep only if it holds more than ``limit`` opening
+    brackets, which one C-speed pass counts; those few lines are checked exactly
+    (brackets inside strings do not count).
+    """
+    openings = block.translate(None, _NOT_OPENINGS_OR_NEWLINES).split(b"\n")
+    if max(map(len, openings)) <= limit:
+        return
+    texts = block.split(b"\n")
+    for index, found in enumerate(openings):
+        if len(found) > limit and _string_aware_depth(texts[index]) > limit:
+            _refuse_nesting(url, line + index, texts[index], limit)
+
+
+def _refuse_nesting(url: str, number: int, text: bytes, limit: int) -> NoReturn:
+    raise MalformedFileError(
+        f"JSON file {url!r}, line {number}: a value is nested more than {limit} levels "
+        "deep (objects and lists), more than Arrow can store. Flatten it, or store "
+        f"it as a JSON string. The line starts: {excerpt(text)!r}.",
+        path=url,
+        line=number,
+        excerpt=excerpt(text),
+    )
 
 
 def _first_too_deep(block: bytes, start: int, limit: int) -> int | None:

@@ -106,11 +106,11 @@ def hang_in_build(spec: str, fingerprint: str, lock_mode: str, stale_after: str)
     store.get_or_create(fingerprint, build)
 
 
-def hold(spec: str, fingerprint: str) -> None:
+def hold(spec: str, fingerprint: str, lock_mode: str = "auto") -> None:
     """Look an entry up, memory-map its first file, and hold it until stdin closes."""
     import mmap
 
-    store = open_store(spec)
+    store = open_store(spec, lock_mode="lease" if lock_mode == "lease" else "auto")
     entry = store.lookup(fingerprint)
     assert entry is not None, fingerprint
     path = entry.local_path(entry.files[0])

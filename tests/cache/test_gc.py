@@ -71,8 +71,8 @@ def test_an_entry_being_written_is_kept_by_gc(root: str) -> None:
     assert store.gc(0).evicted == (fingerprint(9),)
 
 
-def _hold(spec: str, fp: str) -> subprocess.Popen[str]:
-    holder = start_worker("hold", spec, fp)
+def _hold(spec: str, fp: str, lock_mode: str = "auto") -> subprocess.Popen[str]:
+    holder = start_worker("hold", spec, fp, lock_mode)
     assert holder.stdout is not None
     line = holder.stdout.readline()
     assert line.startswith("holding"), holder.stderr.read() if holder.stderr else line
@@ -80,11 +80,20 @@ def _hold(spec: str, fp: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.slow
-def test_gc_skips_entries_other_processes_hold_until_they_exit(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("readers", "collector"),
+    [("auto", "auto"), ("lease", "lease"), ("auto", "lease"), ("lease", "auto")],
+    ids=["byte-range-locks", "lease-files", "mixed", "mixed-other-way"],
+)
+def test_gc_skips_entries_other_processes_hold_until_they_exit(
+    tmp_path: Path, readers: str, collector: str
+) -> None:
+    # Readers lease entries with byte-range locks (lock_mode "auto") or lease files
+    # ("lease"); a collector of either kind sees both.
     spec = str(tmp_path / "cache")
-    store = CacheStore(spec)
+    store = CacheStore(spec, lock_mode="lease" if collector == "lease" else "auto")
     a, b, c = (_write(store, n) for n in (1, 2, 3))
-    exits, killed = _hold(spec, a), _hold(spec, b)  # both memory-map their entry
+    exits, killed = _hold(spec, a, readers), _hold(spec, b, readers)  # both memory-map theirs
     try:
         report = store.gc(0)
         assert report.evicted == (c,)
@@ -162,15 +171,16 @@ def test_last_used_does_not_rewrite_the_manifest(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["local", "memory"])
+@pytest.mark.parametrize("backend", ["local", "local-lease-files", "memory"])
 def test_readers_racing_gc_never_fail_or_see_corruption(tmp_path: Path, backend: str) -> None:
     # gc takes an entry out, finds a reader's fresh lease and puts it back, or destroys
     # it; the reader either gets the complete entry or a miss, never a broken one (a
     # false corruption warning would fail this test: warnings are errors).
     import threading
 
-    root = str(tmp_path) if backend == "local" else f"memory://race-{tmp_path.name}"
-    store = CacheStore(root, checksums="always")
+    root = str(tmp_path) if backend.startswith("local") else f"memory://race-{tmp_path.name}"
+    lock_mode = "lease" if backend == "local-lease-files" else "auto"
+    store = CacheStore(root, checksums="always", lock_mode=lock_mode)
     fps = [fingerprint(n) for n in range(1, 4)]
     payload = {fp: fp.encode() * 300 for fp in fps}
     errors: list[BaseException] = []
@@ -205,3 +215,28 @@ def test_readers_racing_gc_never_fail_or_see_corruption(tmp_path: Path, backend:
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_a_forked_child_closing_an_inherited_entry_leaves_the_parent_s_lease(
+    tmp_path: Path,
+) -> None:
+    import multiprocessing
+
+    store = CacheStore(tmp_path)
+    a = _write(store, 1)
+    entry = store.lookup(a)
+    assert entry is not None
+
+    def close_inherited_then_read_own() -> None:
+        entry.close()  # the parent's lease: not the child's to end
+        own = CacheStore(tmp_path).lookup(a)
+        assert own is not None
+        own.close()
+
+    child = multiprocessing.get_context("fork").Process(target=close_inherited_then_read_own)
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    assert store.gc(0).in_use == (a,)
+    entry.close()
+    assert store.gc(0).evicted == (a,)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import json
 import resource
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dagster_ds import DataFilesNotFoundError, MalformedFileError, load_dataset
 
@@ -40,6 +43,30 @@ def test_depth_just_over_the_limit_is_refused_and_at_the_limit_loads(
     with pytest.raises(MalformedFileError, match=r"over\.jsonl"):
         load_dataset("json", data_files=str(over), split="train")
     assert load_dataset("json", data_files=str(at), split="train").num_rows == 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    depths=st.lists(st.integers(1, 64), min_size=1, max_size=6),
+    deep_at=st.one_of(st.none(), st.integers(0, 5)),
+    noise=st.text(alphabet="[]{}x", max_size=8),
+)
+def test_only_a_line_deeper_than_the_limit_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, depths: list[int], deep_at: int | None, noise: str
+) -> None:
+    lines = [_nested(depth).replace('"a"', f'"k{depth}"') for depth in depths]
+    lines.append(json.dumps({"s": noise}))  # brackets inside a string do not count
+    position = None if deep_at is None else min(deep_at, len(lines))
+    if position is not None:
+        lines.insert(position, _nested(65).replace('"a"', '"deep"'))
+    path = tmp_path_factory.mktemp("depths") / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    if position is None:
+        assert load_dataset("json", data_files=str(path), split="train").num_rows == len(lines)
+    else:
+        with pytest.raises(MalformedFileError, match="nested more than 64") as info:
+            load_dataset("json", data_files=str(path), split="train")
+        assert info.value.line == position + 1
 
 
 def test_a_deep_whole_json_document_is_refused(tmp_path: Path) -> None:
