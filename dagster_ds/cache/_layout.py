@@ -5,8 +5,10 @@
 <root>/tmp/<label>-<pid>_<start>-<token>-<host>/   in-flight writes and entries being evicted
 <root>/quarantine/<fp>-<time>-<token>/     corrupt entries, kept for inspection until gc
 <root>/locks/<fp[:2]>/<fp>.lock    one lock per fingerprint (build, publish, evict)
-<root>/leases/<fp[:2]>/<fp>/       one file per reader holding the entry open, and
-                                   ``evicting`` while gc removes it (see _leases.py)
+<root>/leases/readers               byte-range reader locks, one byte per entry (local)
+<root>/leases/<fp[:2]>/<fp>/       one file per reader holding the entry open (object
+                                   stores), and ``evicting`` while gc removes it
+                                   (see _leases.py)
 ```
 """
 

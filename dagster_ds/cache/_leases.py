@@ -74,12 +74,13 @@ class Lease:
         locks = _reader_locks(layout) if byte_range else None
         taken = locks.acquire(key) if locks is not None else None
         if locks is not None and taken is not None:
+            self._path: str | None = None
             self._refused = not taken  # nothing to release then
             release = functools.partial(_release_lock, locks, key, owner.pid) if taken else _nothing
             self._finalizer = weakref.finalize(self, release)
             self._release_now = release
             return
-        path = layout.lease_file(key, f"{owner.pid}-{secrets.token_hex(6)}.json")
+        path = self._path = layout.lease_file(key, f"{owner.pid}-{secrets.token_hex(6)}.json")
         _write_record(layout, key, path, owner)
         self._finalizer = weakref.finalize(self, _collected, layout.storage, path, owner.pid)
         self._release_now = functools.partial(_remove, layout.storage, path, owner.pid)
@@ -93,7 +94,9 @@ class Lease:
         """Whether an eviction of the entry is under way: the reader must then miss."""
         if self._layout is None:
             return False
-        return self._refused or is_fenced(self._layout, self.key)
+        if self._path is None:  # every evictor takes the exclusive lock: no fence to read
+            return self._refused
+        return is_fenced(self._layout, self.key)
 
     def release(self) -> None:
         """End the lease now (idempotent)."""
@@ -111,6 +114,7 @@ def _borrowed(key: str) -> Lease:
     lease.key = key
     lease._layout = None  # pyright: ignore[reportPrivateUsage]
     lease._refused = False  # pyright: ignore[reportPrivateUsage]
+    lease._path = None  # pyright: ignore[reportPrivateUsage]
     lease._finalizer = weakref.finalize(lease, _nothing)  # pyright: ignore[reportPrivateUsage]
     lease._release_now = _nothing  # pyright: ignore[reportPrivateUsage]
     return lease

@@ -150,7 +150,7 @@ class LocalStorage(Storage):
         self.fsync = fsync
 
     def join(self, *parts: str) -> str:
-        return os.path.join(self.root, *parts)
+        return "/".join((self.root, *parts))  # relative names: os.path.join's checks are moot
 
     def child(self, path: str, *names: str) -> str:
         return os.path.join(path, *names)
