@@ -3,9 +3,12 @@
 Sources are `dataset_source`s, transforms are `dataset_asset`s over a Python
 function named by import path (bound to ``fn_kwargs``, which enter its
 transform hash), pushes are `publish_to_hub` assets (several splits, one
-commit) and checks are `row_count_check`/`schema_check`. Relative paths are
-read from the component's folder; a function path starting with ``.`` is a
-module in that folder (``.transforms.lowercase``).
+commit) and checks are `row_count_check`/`schema_check`. A source or a
+transform may declare ``partitions_def`` (``type: daily``/``hourly`` with
+``start_date``, ``static`` with ``partition_keys``, ``dynamic`` with ``name``;
+see `components.partitions`). Relative paths (files, ``storage``) are read
+from the component's folder; a function path starting with ``.`` is a module
+in that folder (``.transforms.lowercase``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dagster_ds.features import Features, Value
 from dagster_ds.orchestration.asset import dataset_asset
 from dagster_ds.orchestration.automation import fingerprint_changed
 from dagster_ds.orchestration.checks import row_count_check, schema_check
+from dagster_ds.orchestration.components.partitions import PartitionsModel, partitions_definition
 from dagster_ds.orchestration.io_manager import DatasetIOManager
 from dagster_ds.orchestration.publish import publish_to_hub
 from dagster_ds.orchestration.resource import HubResource, HubTarget
@@ -88,6 +92,11 @@ class DatasetSourceModel(dg.Model):
     split: str = "train"
     reader_options: dict[str, Any] = Field(default_factory=dict)
     description: str | None = None
+    partitions_def: PartitionsModel | None = Field(
+        default=None,
+        description="Partition the source (daily, hourly, static, dynamic); data_files are then"
+        " templates: '{partition_key}', '{start:%Y-%m-%d}'.",
+    )
 
 
 class DatasetTransformModel(dg.Model):
@@ -105,6 +114,10 @@ class DatasetTransformModel(dg.Model):
     description: str | None = None
     push_to_hub: str | None = Field(default=None, description="A repo id to push this split to.")
     split: str | None = Field(default=None, description="The split name when pushed.")
+    partitions_def: PartitionsModel | None = Field(
+        default=None,
+        description="Partition the transform: each partition its own fingerprint and version.",
+    )
 
 
 class DatasetPushModel(dg.Model):
@@ -160,7 +173,8 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
     pushes: list[DatasetPushModel] = Field(default_factory=list)
     checks: list[DatasetCheckModel] = Field(default_factory=list)
     storage: str | None = Field(
-        default=None, description="The dataset store (a folder or fsspec URL)."
+        default=None,
+        description="The dataset store (a folder, relative to this one, or an fsspec URL).",
     )
     resources: bool = Field(default=True, description="Define io_manager and hub resources.")
 
@@ -188,7 +202,9 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
         resources: dict[str, Any] = {}
         if self.resources:
             resources = {
-                "io_manager": DatasetIOManager(base_dir=self.storage),
+                "io_manager": DatasetIOManager(
+                    base_dir=_files(self.storage, folder) if self.storage else None
+                ),
                 "hub": HubResource.from_env(),
             }
         return dg.Definitions(
@@ -236,6 +252,7 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
             kinds={"dagster_ds"},
             automation_condition=condition,
             push_to_hub=target,
+            partitions_def=partitions_definition(transform.name, transform.partitions_def),
         )(function)
 
 
@@ -257,6 +274,7 @@ def _source_asset(
         group_name=group_name,
         description=source.description,
         automation_condition=automation_condition,
+        partitions_def=partitions_definition(source.name, source.partitions_def),
     )
 
 
