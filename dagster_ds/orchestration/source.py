@@ -246,8 +246,7 @@ def dataset_source(
             return observer(spec, partitions_def)(context)
 
     observe_fn: Any = observe if partitions_def is None else observe_partitions
-    if partitions_def is None:  # what a schedule's tick observes itself (_refresh.py)
-        observe_fn.dagster_ds_spec = spec
+    observe_fn.dagster_ds_spec = spec  # what a refresh tick observes itself (_refresh.py)
     observe_fn.__name__ = naming.key.path[-1]
     loader_key = f"{naming.key.to_python_identifier()}__dagster_ds_source"
     # observable_source_asset (and its resource_defs) are Dagster beta APIs, and the way
