@@ -58,6 +58,18 @@ def test_the_scaffolded_pipeline_loads_and_materializes(
             assert "the quick brown fox" in preview
             assert metadata_value(lowered, "dagster/row_count") == 3
 
+            # Its sources are observed by a sensor in its own process: a run only on a change.
+            repository = defs.get_repository_def()
+            sensor = repository.get_sensor_def("observe_" + path.name)
+            for expected in ("observed", "0 of 1 sources changed"):
+                context = dg.build_sensor_context(instance=instance, repository_def=repository)
+                data = sensor.evaluate_tick(context)
+                assert not data.run_requests
+                for event in data.asset_events:  # as the sensor daemon records them
+                    instance.report_runless_asset_event(event)
+                outcome = "observed" if data.asset_events else (data.skip_message or "")
+                assert outcome.splitlines()[0] == expected
+
 
 def test_fn_kwargs_enter_the_code_version_and_bad_declarations_are_clear() -> None:
     def code_version(strip: bool) -> str:

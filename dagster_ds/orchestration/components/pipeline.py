@@ -27,7 +27,7 @@ from pydantic import Field
 from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.features import Features, Value
 from dagster_ds.orchestration.asset import dataset_asset
-from dagster_ds.orchestration.automation import fingerprint_changed
+from dagster_ds.orchestration.automation import fingerprint_changed, fingerprint_source_sensor
 from dagster_ds.orchestration.checks import row_count_check, schema_check
 from dagster_ds.orchestration.components.partitions import PartitionsModel, partitions_definition
 from dagster_ds.orchestration.io_manager import DatasetIOManager
@@ -153,7 +153,10 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
     versioned by its transform hash (the function, its helpers and ``fn_kwargs``).
     With ``resources: true`` (the default) the component also brings the
     ``io_manager`` (a `DatasetIOManager` over ``storage``) and ``hub`` (the
-    embedded local Hub, or huggingface.co with ``HF_TOKEN``) resources.
+    embedded local Hub, or huggingface.co with ``HF_TOKEN``) resources. With
+    ``automation: fingerprint_changed`` (the default) a `fingerprint_source_sensor`
+    observes the sources every 15 minutes without a run, and a run is requested
+    only for what changed.
 
     Example:
         >>> component = DatasetPipelineComponent.model_validate(
@@ -182,7 +185,7 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
         """The assets, checks and (optionally) resources this pipeline declares."""
         folder = context.path if context.path.is_dir() else context.path.parent
         condition = fingerprint_changed() if self.automation == "fingerprint_changed" else None
-        assets: list[Any] = [self._source(source, folder, condition) for source in self.sources]
+        assets: list[Any] = [self._source(source, folder) for source in self.sources]
         assets += [self._transform(t, context, folder, condition) for t in self.transforms]
         assets += [
             publish_to_hub(
@@ -211,21 +214,32 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
             assets=assets,
             asset_checks=[_check(check) for check in self.checks],
             resources=resources,
+            sensors=[self._observer(context, folder)] if condition and self.sources else [],
         )
 
-    def _source(
-        self, source: DatasetSourceModel, folder: Path, condition: dg.AutomationCondition | None
-    ) -> dg.SourceAsset:
+    def _observer(self, context: dg.ComponentLoadContext, folder: Path) -> dg.SensorDefinition:
+        """Observes the sources every 15 minutes in its own process: a run only on a change.
+
+        A new fingerprint is recorded as an observation, and fingerprint_changed() then
+        requests what is below it; an unchanged source records nothing and requests nothing.
+        """
+        where = folder.relative_to(context.defs_module_path).as_posix()  # e.g. "docs_pipeline"
+        name = "observe_" + "".join(c if c.isalnum() else "_" for c in where)
+        keys = [dg.AssetKey(source.name) for source in self.sources]
+        return fingerprint_source_sensor(
+            name,
+            dg.AssetSelection.assets(*keys).downstream(),
+            minimum_interval_seconds=15 * 60,
+            default_status=dg.DefaultSensorStatus.RUNNING,
+        )
+
+    def _source(self, source: DatasetSourceModel, folder: Path) -> dg.SourceAsset:
         local = folder / source.path
-        # With automation, sources are observed every 15 minutes: a new fingerprint makes
-        # fingerprint_changed() request what is below them, an unchanged one nothing.
-        observe = dg.AutomationCondition.cron_tick_passed("*/15 * * * *") if condition else None
         return _source_asset(
             source,
             path=str(local) if local.exists() else source.path,
             folder=folder,
             group_name=self.group_name,
-            automation_condition=observe,
         )
 
     def _transform(
@@ -262,7 +276,6 @@ def _source_asset(
     path: str,
     folder: Path,
     group_name: str | None,
-    automation_condition: dg.AutomationCondition | None,
 ) -> dg.SourceAsset:
     return dataset_source(
         source.name,
@@ -273,7 +286,6 @@ def _source_asset(
         reader_options=source.reader_options,
         group_name=group_name,
         description=source.description,
-        automation_condition=automation_condition,
         partitions_def=partitions_definition(source.name, source.partitions_def),
     )
 
