@@ -91,6 +91,17 @@ def latest_observations(
     }
 
 
+def newest_record_id(
+    instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Sequence[str], *, observed: bool
+) -> int | None:
+    """The storage id of the newest materialization (``observed``: observation) of these."""
+    fetch = instance.fetch_observations if observed else instance.fetch_materializations
+    records = fetch(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=list(partitions)), limit=1
+    ).records
+    return records[0].storage_id if records else None
+
+
 def _latest_records(
     fetch: Callable[..., dg.EventRecordsResult], key: dg.AssetKey, partitions: Sequence[str]
 ) -> dict[str, dg.EventLogRecord]:
