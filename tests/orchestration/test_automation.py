@@ -214,3 +214,46 @@ def test_the_automation_path_launches_no_run_at_all_when_nothing_changed(
     assert ticks.requested(chain) == set(CHAIN)
     assert instance.get_runs_count() == runs
     assert body_calls() == list(CHAIN)
+
+
+def test_the_automation_path_per_partition_requests_only_a_changed_day(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    from tests.orchestration._daily import build as build_daily
+    from tests.orchestration.conftest import write_jsonl
+
+    data = tmp_path / "days"
+    daily = build_daily(data, end="2024-01-04")
+    for day in daily.days.get_partition_keys():
+        write_jsonl(data / f"{day}.jsonl", [{"id": f"{day}/0", "text": f"Text of {day}"}])
+    cleaned = daily.cleaned.with_attributes(automation_condition=fingerprint_changed())
+    assets = [daily.docs, cleaned]
+    ticks = Ticks(instance, tmp_path / "storage")
+    sensor = fingerprint_source_sensor("observe", dg.AssetSelection.assets("cleaned"))
+    defs = dg.Definitions(assets=assets, sensors=[sensor], resources=ticks.resources)
+
+    def requested() -> list[str]:
+        result = dg.evaluate_automation_conditions(
+            defs=defs,
+            instance=instance,
+            asset_selection=dg.AssetSelection.assets(cleaned.key),
+            cursor=ticks.cursor,
+        )
+        ticks.cursor = result.cursor
+        return sorted(str(key) for key in result.get_requested_partitions(cleaned.key))
+
+    assert _observe_tick(defs, instance) is None  # the latest day, never observed
+    assert requested() == ["2024-01-03"]  # in the latest time window, missing
+    assert dg.materialize(
+        assets,
+        instance=instance,
+        resources=ticks.resources,
+        partition_key="2024-01-03",
+        selection=[cleaned],
+    ).success
+    assert _observe_tick(defs, instance) is not None
+    assert requested() == []
+    write_jsonl(data / "2024-01-03.jsonl", [{"id": "2024-01-03/0", "text": "Rewritten"}])
+    assert _observe_tick(defs, instance) is None
+    assert requested() == ["2024-01-03"]
+    assert body_calls() == ["cleaned:2024-01-03"]
