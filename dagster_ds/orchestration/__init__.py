@@ -33,6 +33,9 @@ from dagster_ds.orchestration.automation import (
 from dagster_ds.orchestration.automation import (
     fingerprint_refresh_sensor as fingerprint_refresh_sensor,
 )
+from dagster_ds.orchestration.automation import (
+    fingerprint_source_sensor as fingerprint_source_sensor,
+)
 from dagster_ds.orchestration.checks import row_count_check as row_count_check
 from dagster_ds.orchestration.checks import schema_check as schema_check
 from dagster_ds.orchestration.dask import DaskResource as DaskResource
@@ -73,6 +76,7 @@ __all__ = [
     "fingerprint_changed",
     "fingerprint_refresh_schedule",
     "fingerprint_refresh_sensor",
+    "fingerprint_source_sensor",
     "publish_to_hub",
     "row_count_check",
     "schema_check",

@@ -12,7 +12,7 @@ so a map over it recomputes only the shards of new or changed partitions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import dagster as dg
@@ -71,19 +71,53 @@ def latest_materializations(
     instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Sequence[str]
 ) -> dict[str, dg.AssetMaterialization]:
     """The latest materialization of each of ``partitions`` of ``key`` that has one."""
+    found = _latest_records(instance.fetch_materializations, key, partitions)
+    return {
+        partition: record.asset_materialization
+        for partition, record in found.items()
+        if record.asset_materialization is not None
+    }
+
+
+def latest_observations(
+    instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Sequence[str]
+) -> dict[str, str | None]:
+    """The data version of the latest observation of each of ``partitions`` that has one."""
+    found = _latest_records(instance.fetch_observations, key, partitions)
+    return {
+        partition: record.asset_observation.data_version
+        for partition, record in found.items()
+        if record.asset_observation is not None
+    }
+
+
+def newest_record_id(
+    instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Sequence[str], *, observed: bool
+) -> int | None:
+    """The storage id of the newest materialization (``observed``: observation) of these."""
+    fetch = instance.fetch_observations if observed else instance.fetch_materializations
+    records = fetch(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=list(partitions)), limit=1
+    ).records
+    return records[0].storage_id if records else None
+
+
+def _latest_records(
+    fetch: Callable[..., dg.EventRecordsResult], key: dg.AssetKey, partitions: Sequence[str]
+) -> dict[str, dg.EventLogRecord]:
+    """The newest record of each partition (newest first, in pages), found by ``fetch``."""
     wanted = set(partitions)
-    found: dict[str, dg.AssetMaterialization] = {}
+    found: dict[str, dg.EventLogRecord] = {}
+    if not wanted:
+        return found
     cursor = None
     records_filter = dg.AssetRecordsFilter(asset_key=key, asset_partitions=list(partitions))
     while wanted - set(found):
-        result = instance.fetch_materializations(
-            records_filter, limit=max(100, 2 * len(wanted)), cursor=cursor
-        )
+        result = fetch(records_filter, limit=max(100, 2 * len(wanted)), cursor=cursor)
         for record in result.records:
-            materialization = record.asset_materialization
             partition = record.partition_key
-            if materialization is not None and partition is not None and partition not in found:
-                found[partition] = materialization
+            if partition is not None and partition not in found:
+                found[partition] = record
         if not result.has_more:
             break
         cursor = result.cursor

@@ -20,6 +20,8 @@ import dagster as dg
 from dagster_ds.arrow import Dataset
 from dagster_ds.arrow._parts import dataset_of_parts
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetSourceNotFoundError
+from dagster_ds.orchestration._partitions import newest_record_id
+from dagster_ds.orchestration._provenance import remember
 from dagster_ds.streaming import IterableDataset
 
 if TYPE_CHECKING:
@@ -109,6 +111,20 @@ def load_partitions(
     from dagster_ds.combine import concatenate_datasets
 
     return concatenate_datasets([part for part in loaded if isinstance(part, IterableDataset)])
+
+
+def remember_observed(
+    context: dg.InputContext, dataset: Dataset | IterableDataset, keys: Sequence[str]
+) -> None:
+    """Record what a step read of a partitioned source: its fingerprint, as the input version.
+
+    Dagster's own input data version of a partitioned observable source is not
+    the partitions' (it hashes nothing), so the step tags the fingerprint of the
+    partitions it read, pointing at their latest observation.
+    """
+    storage_id = newest_record_id(context.instance, context.asset_key, keys, observed=True)
+    if storage_id is not None:
+        remember(dataset, storage_id)
 
 
 def _fill(data_files: Any, values: Mapping[str, Any]) -> Any:

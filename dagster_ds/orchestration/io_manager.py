@@ -54,6 +54,7 @@ from dagster_ds.orchestration._partitions import (
     input_materializations,
     latest_materialization,
     latest_materializations,
+    newest_record_id,
     records_in_run,
 )
 from dagster_ds.orchestration._provenance import remember
@@ -400,7 +401,12 @@ class DatasetStore(dg.IOManager):
             streams = streams or bool(record.get(STREAM_FLAG))
             loaded.append(dataset)
         combined = loaded[0] if len(loaded) == 1 else dataset_of_parts(loaded)
-        return as_stream(combined) if streams else combined
+        result = as_stream(combined) if streams else combined
+        # The step's provenance tags: the fingerprint of the partitions it read (_provenance.py).
+        newest = newest_record_id(context.instance, key, list(chosen), observed=False)
+        if newest is not None:
+            remember(result, newest)
+        return result
 
 
 def pinned_versions(instance: dg.DagsterInstance, store: DatasetStore) -> set[str]:

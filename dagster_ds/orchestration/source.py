@@ -27,6 +27,7 @@ from dagster_ds.orchestration._source_partitions import (
     check_templates,
     load_partitions,
     observer,
+    remember_observed,
 )
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 from dagster_ds.orchestration.translator import (
@@ -100,9 +101,10 @@ class _SourceLoader(dg.IOManager):
         """Load the source's files into the dataset store (once per content)."""
         with _into_store(context.resources, context.instance):
             if self._partitions_def is not None and context.has_asset_partitions:
-                return load_partitions(
-                    self._spec, self._partitions_def, list(context.asset_partition_keys)
-                )
+                keys = list(context.asset_partition_keys)
+                dataset = load_partitions(self._spec, self._partitions_def, keys)
+                remember_observed(context, dataset, keys)
+                return dataset
             return self._spec.load()
 
 
@@ -246,8 +248,7 @@ def dataset_source(
             return observer(spec, partitions_def)(context)
 
     observe_fn: Any = observe if partitions_def is None else observe_partitions
-    if partitions_def is None:  # what a schedule's tick observes itself (_refresh.py)
-        observe_fn.dagster_ds_spec = spec
+    observe_fn.dagster_ds_spec = spec  # what a refresh tick observes itself (_refresh.py)
     observe_fn.__name__ = naming.key.path[-1]
     loader_key = f"{naming.key.to_python_identifier()}__dagster_ds_source"
     # observable_source_asset (and its resource_defs) are Dagster beta APIs, and the way

@@ -14,6 +14,7 @@ from dagster_ds.orchestration import (
     dataset_source,
     fingerprint_changed,
     fingerprint_refresh_schedule,
+    fingerprint_source_sensor,
 )
 from tests.orchestration._chain import Chain, build
 from tests.orchestration.conftest import latest, metadata_value
@@ -168,3 +169,91 @@ def test_a_source_with_a_cron_condition_is_observed_on_each_tick(
         cursor = result.cursor
         requested.append(result.total_requested)
     assert requested == [0, 0, 1, 0, 1]  # 00:15 and 00:30
+
+
+def _observe_tick(defs: dg.Definitions, instance: dg.DagsterInstance) -> str | None:
+    """One tick of the source sensor, its events recorded as the sensor daemon records them.
+
+    Returns its skip reason, or None when it recorded observations.
+    """
+    repository = defs.get_repository_def()
+    context = dg.build_sensor_context(instance=instance, repository_def=repository)
+    data = repository.get_sensor_def("observe").evaluate_tick(context)
+    assert not data.run_requests
+    for event in data.asset_events:
+        instance.report_runless_asset_event(event)
+    return None if data.asset_events else data.skip_message
+
+
+def test_the_automation_path_launches_no_run_at_all_when_nothing_changed(
+    tmp_path: Path, instance: dg.DagsterInstance, corpus: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    chain = build(str(corpus), condition=fingerprint_changed())
+    ticks = Ticks(instance, tmp_path / "storage")
+    sensor = fingerprint_source_sensor("observe", dg.AssetSelection.assets("counts"))
+    defs = dg.Definitions(assets=chain.all, sensors=[sensor], resources=ticks.resources)
+
+    assert _observe_tick(defs, instance) is None  # never observed: an observation, no run
+    assert instance.get_runs_count() == 0
+    assert ticks.requested(chain) == set(CHAIN)  # the first evaluation: the stale assets
+    ticks.run(chain, [chain.cleaned, chain.tokens, chain.counts])
+    runs = instance.get_runs_count()
+
+    for _ in range(2):  # nothing changed: no observation, no request, no run
+        skipped = _observe_tick(defs, instance) or ""
+        assert skipped.splitlines()[0] == "0 of 1 sources changed"
+        assert skipped.splitlines()[1].startswith("  docs: unchanged (data version ")
+        assert ticks.requested(chain) == set()
+    assert instance.get_runs_count() == runs
+
+    corpus.write_bytes(corpus.read_bytes())  # rewritten with the same content: unchanged
+    assert _observe_tick(defs, instance) is not None
+    with corpus.open("a") as file:
+        file.write('{"text": "A new paragraph"}\n')
+    assert _observe_tick(defs, instance) is None
+    assert ticks.requested(chain) == set(CHAIN)
+    assert instance.get_runs_count() == runs
+    assert body_calls() == list(CHAIN)
+
+
+def test_the_automation_path_per_partition_requests_only_a_changed_day(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    from tests.orchestration._daily import build as build_daily
+    from tests.orchestration.conftest import write_jsonl
+
+    data = tmp_path / "days"
+    daily = build_daily(data, end="2024-01-04")
+    for day in daily.days.get_partition_keys():
+        write_jsonl(data / f"{day}.jsonl", [{"id": f"{day}/0", "text": f"Text of {day}"}])
+    cleaned = daily.cleaned.with_attributes(automation_condition=fingerprint_changed())
+    assets = [daily.docs, cleaned]
+    ticks = Ticks(instance, tmp_path / "storage")
+    sensor = fingerprint_source_sensor("observe", dg.AssetSelection.assets("cleaned"))
+    defs = dg.Definitions(assets=assets, sensors=[sensor], resources=ticks.resources)
+
+    def requested() -> list[str]:
+        result = dg.evaluate_automation_conditions(
+            defs=defs,
+            instance=instance,
+            asset_selection=dg.AssetSelection.assets(cleaned.key),
+            cursor=ticks.cursor,
+        )
+        ticks.cursor = result.cursor
+        return sorted(str(key) for key in result.get_requested_partitions(cleaned.key))
+
+    assert _observe_tick(defs, instance) is None  # the latest day, never observed
+    assert requested() == ["2024-01-03"]  # in the latest time window, missing
+    assert dg.materialize(
+        assets,
+        instance=instance,
+        resources=ticks.resources,
+        partition_key="2024-01-03",
+        selection=[cleaned],
+    ).success
+    assert _observe_tick(defs, instance) is not None
+    assert requested() == []
+    write_jsonl(data / "2024-01-03.jsonl", [{"id": "2024-01-03/0", "text": "Rewritten"}])
+    assert _observe_tick(defs, instance) is None
+    assert requested() == ["2024-01-03"]
+    assert body_calls() == ["cleaned:2024-01-03"]

@@ -58,6 +58,18 @@ def test_the_scaffolded_pipeline_loads_and_materializes(
             assert "the quick brown fox" in preview
             assert metadata_value(lowered, "dagster/row_count") == 3
 
+            # Its sources are observed by a sensor in its own process: a run only on a change.
+            repository = defs.get_repository_def()
+            sensor = repository.get_sensor_def("observe_" + path.name)
+            for expected in ("observed", "0 of 1 sources changed"):
+                context = dg.build_sensor_context(instance=instance, repository_def=repository)
+                data = sensor.evaluate_tick(context)
+                assert not data.run_requests
+                for event in data.asset_events:  # as the sensor daemon records them
+                    instance.report_runless_asset_event(event)
+                outcome = "observed" if data.asset_events else (data.skip_message or "")
+                assert outcome.splitlines()[0] == expected
+
 
 def test_fn_kwargs_enter_the_code_version_and_bad_declarations_are_clear() -> None:
     def code_version(strip: bool) -> str:
@@ -188,3 +200,133 @@ def test_the_library_is_registered_with_dagster() -> None:
 
     libraries = dg.DagsterLibraryRegistry.get()  # pyright: ignore[reportPrivateImportUsage]
     assert libraries["dagster-ds"] == __version__
+
+
+PARTITIONED_TRANSFORMS = """
+from dagster_ds import Dataset
+
+
+def shout(logs: Dataset) -> Dataset:
+    return logs.map(lambda row: {"text": row["text"].upper()})
+
+
+def keep(texts: Dataset) -> Dataset:
+    return texts
+"""
+
+
+def test_partitions_declared_in_defs_yaml_materialize_one_partition(
+    instance: dg.DagsterInstance,
+) -> None:
+    daily = {"type": "daily", "start_date": "2024-01-01", "end_date": "2024-01-04"}
+    attributes = {
+        "sources": [
+            {
+                "name": "logs",
+                "path": "json",
+                "data_files": "data/{partition_key}.jsonl",
+                "partitions_def": daily,
+            },
+            {
+                "name": "texts",
+                "path": "json",
+                "data_files": "data/{partition_key}.jsonl",
+                "partitions_def": {
+                    "type": "static",
+                    "partition_keys": ["2024-01-01", "2024-01-02"],
+                },
+            },
+            {
+                "name": "uploads",
+                "path": "json",
+                "data_files": "data/{partition_key}.jsonl",
+                "partitions_def": {"type": "dynamic", "name": "uploads"},
+            },
+        ],
+        "transforms": [
+            {"name": "shouted", "fn": ".transforms.shout", "partitions_def": daily},
+            {
+                "name": "hourly",
+                "fn": ".transforms.shout",
+                "inputs": {"logs": "shouted"},
+                "partitions_def": {"type": "hourly", "start_date": "2024-01-01-00:00"},
+            },
+            {
+                "name": "kept",
+                "fn": ".transforms.keep",
+                "partitions_def": {
+                    "type": "static",
+                    "partition_keys": ["2024-01-01", "2024-01-02"],
+                },
+            },
+            {"name": "every_day", "fn": ".transforms.shout", "inputs": {"logs": "shouted"}},
+        ],
+        "storage": "store",
+    }
+    with create_defs_folder_sandbox() as sandbox:
+        path = sandbox.scaffold_component(
+            DatasetPipelineComponent, defs_path="days", defs_yaml_contents=_yaml(attributes)
+        )
+        (path / "transforms.py").write_text(PARTITIONED_TRANSFORMS)
+        for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
+            (path / "data" / f"{day}.jsonl").write_text(f'{{"text": "day {day}"}}\n')
+        with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+            graph = defs.resolve_asset_graph()
+            partitions = {
+                key.to_user_string(): graph.get(key).partitions_def
+                for key in graph.get_all_asset_keys()
+            }
+            assert partitions["logs"] == partitions["shouted"]
+            assert isinstance(partitions["shouted"], dg.DailyPartitionsDefinition)
+            assert partitions["shouted"].get_partition_keys() == [
+                "2024-01-01",
+                "2024-01-02",
+                "2024-01-03",
+            ]
+            assert isinstance(partitions["hourly"], dg.HourlyPartitionsDefinition)
+            assert isinstance(partitions["kept"], dg.StaticPartitionsDefinition)
+            assert partitions["texts"] == partitions["kept"]
+            assert partitions["uploads"] == dg.DynamicPartitionsDefinition(name="uploads")
+            assert partitions["every_day"] is None
+
+            assets = [
+                a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition | dg.SourceAsset)
+            ]
+            result = dg.materialize(
+                assets,
+                instance=instance,
+                resources=defs.resources,
+                selection=["shouted"],
+                partition_key="2024-01-02",
+            )
+            assert result.success
+            (record_,) = instance.fetch_materializations(dg.AssetKey("shouted"), limit=5).records
+            assert record_.partition_key == "2024-01-02"
+            materialization = record_.asset_materialization
+            assert materialization is not None
+            assert "DAY 2024-01-02" in metadata_value(materialization, "dagster_ds/preview")
+            assert (materialization.tags or {})["dagster/data_version"] == metadata_value(
+                materialization, "dagster_ds/content_fingerprint"
+            )
+            assert (path / "store").is_dir()  # the component's own store, persistent
+
+
+def test_a_bad_partitions_declaration_is_refused_clearly() -> None:
+    with create_defs_folder_sandbox() as sandbox:
+        path = sandbox.scaffold_component(
+            DatasetPipelineComponent,
+            defs_path="bad",
+            defs_yaml_contents=_yaml(
+                {
+                    "transforms": [
+                        {
+                            "name": "t",
+                            "fn": ".transforms.lowercase",
+                            "partitions_def": {"type": "daily", "start_date": "January"},
+                        }
+                    ],
+                    "resources": False,
+                }
+            ),
+        )
+        assert "is not a valid daily partitioning" in _build_error(sandbox, path)

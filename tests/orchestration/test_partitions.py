@@ -388,3 +388,66 @@ def test_two_concurrent_runs_of_two_partitions_both_land_and_a_flipped_byte_reco
         assert after == versions  # the same recipe, the same rows again
         repaired = DatasetStore(str(store)).load(CLEANED, after[days[1]][0])
         assert repaired["text"][:] == ["paragraph 0 of 2024-01-02", "paragraph 1 of 2024-01-02"]
+
+
+def test_a_streaming_partitioned_asset_stores_each_partition_once_with_its_own_version(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    from dagster_ds.streaming import IterableDataset
+
+    data, store = tmp_path / "days", tmp_path / "store"
+    days = ["2024-01-01", "2024-01-02"]
+    _write_days(data, days)
+    window = dg.DailyPartitionsDefinition(start_date=days[0], end_date="2024-01-03")
+    docs = dataset_source(
+        "docs",
+        "json",
+        data_files=str(data / "{partition_key}.jsonl"),
+        partitions_def=window,
+        streaming=True,
+    )
+
+    @dataset_asset(partitions_def=window)
+    def streamed(docs: IterableDataset) -> IterableDataset:
+        record("streamed")
+        return docs.map(lambda row: {"text": row["text"].strip().upper()})
+
+    @dataset_asset
+    def both_days(streamed: IterableDataset) -> IterableDataset:
+        return streamed
+
+    resources = {"io_manager": DatasetIOManager(base_dir=str(store))}
+    for day in [*days, days[0]]:  # the first day twice: stored, skipped
+        result = dg.materialize(
+            [docs, streamed, both_days],
+            instance=instance,
+            resources=resources,
+            partition_key=day,
+            selection=[streamed],
+        )
+        assert result.success
+    assert body_calls() == ["streamed", "streamed"]
+    versions = _partition_versions(instance, streamed.key)
+    assert sorted(versions) == days
+    assert versions[days[0]][1] != versions[days[1]][1]  # a data version per partition
+    stored = DatasetStore(str(store)).versions(streamed.key)
+    assert sorted(str(record_["partition"]) for record_ in stored) == days  # each stored once
+    assert all(record_["streaming"] for record_ in stored)
+    content = {str(record_["partition"]): record_["content_fingerprint"] for record_ in stored}
+    for day in days:
+        recipe, data_version = versions[day]
+        assert content[day] == data_version  # the data version: its stored content's fingerprint
+        dataset = DatasetStore(str(store)).load(streamed.key, recipe)  # verified on load
+        assert dataset["text"][:] == [f"PARAGRAPH 0 OF {day}", f"PARAGRAPH 1 OF {day}"]
+    caches = [
+        metadata_value(r.asset_materialization, "dagster_ds/cache")
+        for r in instance.fetch_materializations(streamed.key, limit=3, ascending=True).records
+        if r.asset_materialization is not None
+    ]
+    assert caches == ["miss", "miss", "hit"]
+
+    assert dg.materialize(
+        [docs, streamed, both_days], instance=instance, resources=resources, selection=[both_days]
+    ).success
+    combined = _latest_dataset(instance, store, "both_days")
+    assert combined["text"][:] == [f"PARAGRAPH {i} OF {day}" for day in days for i in range(2)]

@@ -158,3 +158,64 @@ def test_a_changed_source_or_transform_requests_only_what_is_stale(
     assert _schedule_tick(changed, instance)[0] == []
     chain = ["cleaned", "tokens", "counts"]
     assert body_calls() == [*chain, "tokens", "counts", *chain]
+
+
+def test_a_partitioned_refresh_requests_only_the_stale_partitions(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    from tests.orchestration._daily import build as build_daily
+
+    data, store = tmp_path / "days", tmp_path / "store"
+    daily = build_daily(data, end="2024-01-04")
+    days = daily.days.get_partition_keys()
+    for day in days:
+        write_jsonl(data / f"{day}.jsonl", [{"id": f"{day}/0", "text": f" Text of {day} "}])
+    selection = dg.AssetSelection.assets("lengths").upstream()
+    defs = dg.Definitions(
+        assets=daily.all,
+        schedules=[fingerprint_refresh_schedule("refresh", "0 3 * * *", selection)],
+        sensors=[fingerprint_refresh_sensor("watch", selection)],
+        resources={"io_manager": DatasetIOManager(base_dir=str(store))},
+    )
+    daily.run(instance, str(store), daily.docs)  # observes every partition
+    for day in days:  # the backfill, and the reader of all days
+        daily.run(instance, str(store), daily.cleaned, day)
+    daily.run(instance, str(store), daily.lengths)
+
+    def tick() -> tuple[list[dg.RunRequest], str | None]:
+        repository = defs.get_repository_def()
+        context = dg.build_schedule_context(
+            instance=instance,
+            repository_def=repository,
+            scheduled_execution_time=datetime.datetime(2024, 1, 4, 3, tzinfo=datetime.UTC),
+        )
+        data_ = repository.get_schedule_def("refresh").evaluate_tick(context)
+        return list(data_.run_requests or []), data_.skip_message
+
+    def launch(request: dg.RunRequest) -> None:
+        job = defs.resolve_job_def("refresh_job")
+        assert job.execute_in_process(
+            instance=instance,
+            partition_key=request.partition_key,
+            asset_selection=list(request.asset_selection or []),
+        ).success
+
+    requests, skipped = tick()
+    assert requests == [], skipped
+    assert (skipped or "").splitlines()[0] == "0 stale assets of 2: nothing to do"
+    assert "  cleaned [2024-01-03]: nothing changed (fingerprint " in (skipped or "")
+    calls = len(body_calls())
+
+    write_jsonl(data / "2024-01-03.jsonl", [{"id": "2024-01-03/0", "text": "Rewritten"}])
+    requests, _ = tick()  # the latest day changed: its partition only; the reader waits
+    assert [(r.partition_key, _keys(r)) for r in requests] == [("2024-01-03", {"docs", "cleaned"})]
+    launch(requests[0])
+    assert body_calls()[calls:] == ["cleaned:2024-01-03"]
+    requests, _ = _sensor_tick(defs, instance)  # then the reader of every day
+    assert [(r.partition_key, _keys(r)) for r in requests] == [(None, {"lengths"})]
+    launch(requests[0])
+    assert tick()[0] == []
+
+    write_jsonl(data / "2024-01-01.jsonl", [{"id": "2024-01-01/0", "text": "Old day, edited"}])
+    assert tick()[0] == []  # outside the lookback (the latest day): not this schedule's job
+    assert body_calls()[calls:] == ["cleaned:2024-01-03", "lengths", "row:2024-01-03/0"]

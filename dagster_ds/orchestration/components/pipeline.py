@@ -3,9 +3,12 @@
 Sources are `dataset_source`s, transforms are `dataset_asset`s over a Python
 function named by import path (bound to ``fn_kwargs``, which enter its
 transform hash), pushes are `publish_to_hub` assets (several splits, one
-commit) and checks are `row_count_check`/`schema_check`. Relative paths are
-read from the component's folder; a function path starting with ``.`` is a
-module in that folder (``.transforms.lowercase``).
+commit) and checks are `row_count_check`/`schema_check`. A source or a
+transform may declare ``partitions_def`` (``type: daily``/``hourly`` with
+``start_date``, ``static`` with ``partition_keys``, ``dynamic`` with ``name``;
+see `components.partitions`). Relative paths (files, ``storage``) are read
+from the component's folder; a function path starting with ``.`` is a module
+in that folder (``.transforms.lowercase``).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from pydantic import Field
 from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.features import Features, Value
 from dagster_ds.orchestration.asset import dataset_asset
-from dagster_ds.orchestration.automation import fingerprint_changed
+from dagster_ds.orchestration.automation import fingerprint_changed, fingerprint_source_sensor
 from dagster_ds.orchestration.checks import row_count_check, schema_check
+from dagster_ds.orchestration.components.partitions import PartitionsModel, partitions_definition
 from dagster_ds.orchestration.io_manager import DatasetIOManager
 from dagster_ds.orchestration.publish import publish_to_hub
 from dagster_ds.orchestration.resource import HubResource, HubTarget
@@ -88,6 +92,11 @@ class DatasetSourceModel(dg.Model):
     split: str = "train"
     reader_options: dict[str, Any] = Field(default_factory=dict)
     description: str | None = None
+    partitions_def: PartitionsModel | None = Field(
+        default=None,
+        description="Partition the source (daily, hourly, static, dynamic); data_files are then"
+        " templates: '{partition_key}', '{start:%Y-%m-%d}'.",
+    )
 
 
 class DatasetTransformModel(dg.Model):
@@ -105,6 +114,10 @@ class DatasetTransformModel(dg.Model):
     description: str | None = None
     push_to_hub: str | None = Field(default=None, description="A repo id to push this split to.")
     split: str | None = Field(default=None, description="The split name when pushed.")
+    partitions_def: PartitionsModel | None = Field(
+        default=None,
+        description="Partition the transform: each partition its own fingerprint and version.",
+    )
 
 
 class DatasetPushModel(dg.Model):
@@ -140,7 +153,10 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
     versioned by its transform hash (the function, its helpers and ``fn_kwargs``).
     With ``resources: true`` (the default) the component also brings the
     ``io_manager`` (a `DatasetIOManager` over ``storage``) and ``hub`` (the
-    embedded local Hub, or huggingface.co with ``HF_TOKEN``) resources.
+    embedded local Hub, or huggingface.co with ``HF_TOKEN``) resources. With
+    ``automation: fingerprint_changed`` (the default) a `fingerprint_source_sensor`
+    observes the sources every 15 minutes without a run, and a run is requested
+    only for what changed.
 
     Example:
         >>> component = DatasetPipelineComponent.model_validate(
@@ -160,7 +176,8 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
     pushes: list[DatasetPushModel] = Field(default_factory=list)
     checks: list[DatasetCheckModel] = Field(default_factory=list)
     storage: str | None = Field(
-        default=None, description="The dataset store (a folder or fsspec URL)."
+        default=None,
+        description="The dataset store (a folder, relative to this one, or an fsspec URL).",
     )
     resources: bool = Field(default=True, description="Define io_manager and hub resources.")
 
@@ -168,7 +185,7 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
         """The assets, checks and (optionally) resources this pipeline declares."""
         folder = context.path if context.path.is_dir() else context.path.parent
         condition = fingerprint_changed() if self.automation == "fingerprint_changed" else None
-        assets: list[Any] = [self._source(source, folder, condition) for source in self.sources]
+        assets: list[Any] = [self._source(source, folder) for source in self.sources]
         assets += [self._transform(t, context, folder, condition) for t in self.transforms]
         assets += [
             publish_to_hub(
@@ -188,28 +205,41 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
         resources: dict[str, Any] = {}
         if self.resources:
             resources = {
-                "io_manager": DatasetIOManager(base_dir=self.storage),
+                "io_manager": DatasetIOManager(
+                    base_dir=_files(self.storage, folder) if self.storage else None
+                ),
                 "hub": HubResource.from_env(),
             }
         return dg.Definitions(
             assets=assets,
             asset_checks=[_check(check) for check in self.checks],
             resources=resources,
+            sensors=[self._observer(context, folder)] if condition and self.sources else [],
         )
 
-    def _source(
-        self, source: DatasetSourceModel, folder: Path, condition: dg.AutomationCondition | None
-    ) -> dg.SourceAsset:
+    def _observer(self, context: dg.ComponentLoadContext, folder: Path) -> dg.SensorDefinition:
+        """Observes the sources every 15 minutes in its own process: a run only on a change.
+
+        A new fingerprint is recorded as an observation, and fingerprint_changed() then
+        requests what is below it; an unchanged source records nothing and requests nothing.
+        """
+        where = folder.relative_to(context.defs_module_path).as_posix()  # e.g. "docs_pipeline"
+        name = "observe_" + "".join(c if c.isalnum() else "_" for c in where)
+        keys = [dg.AssetKey(source.name) for source in self.sources]
+        return fingerprint_source_sensor(
+            name,
+            dg.AssetSelection.assets(*keys).downstream(),
+            minimum_interval_seconds=15 * 60,
+            default_status=dg.DefaultSensorStatus.RUNNING,
+        )
+
+    def _source(self, source: DatasetSourceModel, folder: Path) -> dg.SourceAsset:
         local = folder / source.path
-        # With automation, sources are observed every 15 minutes: a new fingerprint makes
-        # fingerprint_changed() request what is below them, an unchanged one nothing.
-        observe = dg.AutomationCondition.cron_tick_passed("*/15 * * * *") if condition else None
         return _source_asset(
             source,
             path=str(local) if local.exists() else source.path,
             folder=folder,
             group_name=self.group_name,
-            automation_condition=observe,
         )
 
     def _transform(
@@ -236,6 +266,7 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
             kinds={"dagster_ds"},
             automation_condition=condition,
             push_to_hub=target,
+            partitions_def=partitions_definition(transform.name, transform.partitions_def),
         )(function)
 
 
@@ -245,7 +276,6 @@ def _source_asset(
     path: str,
     folder: Path,
     group_name: str | None,
-    automation_condition: dg.AutomationCondition | None,
 ) -> dg.SourceAsset:
     return dataset_source(
         source.name,
@@ -256,7 +286,7 @@ def _source_asset(
         reader_options=source.reader_options,
         group_name=group_name,
         description=source.description,
-        automation_condition=automation_condition,
+        partitions_def=partitions_definition(source.name, source.partitions_def),
     )
 
 
