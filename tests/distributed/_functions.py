@@ -39,6 +39,11 @@ def double(batch: dict[str, list[Any]], log: str) -> dict[str, list[Any]]:
     return {"double": [value * 2 for value in batch["id"]]}
 
 
+def keep_even(batch: dict[str, list[Any]], log: str) -> list[bool]:
+    _log(log, batch)
+    return [value % 2 == 0 for value in batch["id"]]
+
+
 def slow_double(batch: dict[str, list[Any]], log: str, seconds: float) -> dict[str, list[Any]]:
     time.sleep(seconds)
     return double(batch, log)
