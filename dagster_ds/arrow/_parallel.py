@@ -23,9 +23,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Self, TypeVar
 
+import dill
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
@@ -311,6 +312,29 @@ class ShardExecutor(abc.ABC):
         """Told the counts of each `run_shards` call it served (found and computed)."""
         del counts
 
+    def run_calls(
+        self,
+        function: Callable[[Item], Result],
+        items: Sequence[Item],
+        *,
+        what: Callable[[Item], str],
+        on_done: Callable[[Result], object] | None = None,
+    ) -> list[Result]:
+        """``function`` over ``items`` where this executor runs work; results in order.
+
+        What exports and pushes hand over, one call per output file (or group of
+        files): ``function`` is importable and the items pickle. This base runs
+        them here, one after the other; ``on_done`` is told each result as it
+        comes. ``what(item)`` names an item in errors.
+        """
+        del what
+        results: list[Result] = []
+        for item in items:
+            results.append(function(item))
+            if on_done is not None:
+                on_done(results[-1])
+        return results
+
     def __enter__(self) -> Self:
         """Make this the executor of every `run_shards` call in the block (this context)."""
         self._tokens().append(_EXECUTOR.set(self))
@@ -351,6 +375,31 @@ class LocalProcesses(ShardExecutor):
         return counts
 
 
+@dataclass(frozen=True)
+class Sealed:
+    """One call as dill bytes (the function by reference, its argument by value), labelled.
+
+    Its repr shows only the label: what it carries (a Hub token, storage
+    options) never appears in a scheduler's or worker's log.
+    """
+
+    label: str
+    data: bytes = field(repr=False)
+
+    @classmethod
+    def of(cls, label: str, function: Callable[[Any], Any], argument: Any) -> Sealed:
+        return cls(label, dill.dumps((function, argument), recurse=True))
+
+    def __call__(self) -> Any:
+        function, argument = dill.loads(self.data)
+        return function(argument)
+
+
+def run_sealed(sealed: Sealed) -> Any:
+    """Run a `Sealed` call (what `ShardExecutor.run_calls` gets for exports and pushes)."""
+    return sealed()
+
+
 _EXECUTOR: ContextVar[ShardExecutor | None] = ContextVar("dagster_ds_executor", default=None)
 _COUNTERS: ContextVar[tuple[ShardCounts, ...]] = ContextVar("dagster_ds_counters", default=())
 
@@ -358,6 +407,12 @@ _COUNTERS: ContextVar[tuple[ShardCounts, ...]] = ContextVar("dagster_ds_counters
 def current_executor() -> ShardExecutor | None:
     """The executor of the innermost ``with executor:`` block, if any."""
     return _EXECUTOR.get()
+
+
+def remote_executor() -> ShardExecutor | None:
+    """The current executor if it runs work elsewhere (a cluster), else None."""
+    chosen = _EXECUTOR.get()
+    return chosen if chosen is not None and chosen.remote else None
 
 
 @contextmanager

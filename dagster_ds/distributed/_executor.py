@@ -8,8 +8,8 @@ import ipaddress
 import itertools
 import socket
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from dagster_ds.arrow._parallel import (
     Piece,
@@ -22,6 +22,7 @@ from dagster_ds.cache._switch import current_root
 from dagster_ds.distributed._payload import Payload, digest, dumps
 from dagster_ds.distributed._task import ShardManifest, ShardTask, run_shard_task
 from dagster_ds.errors import (
+    DagsterDsError,
     DistributedStorageWarning,
     InvalidArgumentError,
     MissingExtraError,
@@ -31,6 +32,9 @@ from dagster_ds.errors import (
 )
 from dagster_ds.fingerprint import fingerprint_transform
 from dagster_ds.progress import progress_bar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 #: The first element of every shard task's key; the second is the output shard fingerprint.
 TASK_PREFIX = "dagster_ds-shard"
@@ -212,6 +216,52 @@ class DaskExecutor(ShardExecutor):
             shared.release()
         return counts
 
+    def run_calls(
+        self,
+        function: Callable[[Item], Result],
+        items: Sequence[Item],
+        *,
+        what: Callable[[Item], str],
+        on_done: Callable[[Result], object] | None = None,
+    ) -> list[Result]:
+        """``function`` over ``items`` as tasks on the cluster (bounded in flight), in order.
+
+        A call that fails cancels the others and raises an error naming its
+        item (our own errors as they are); Dask's ``retries`` apply.
+        """
+        client = self.client
+        distributed = import_distributed()
+        limit = self.max_tasks_in_flight or max(8, 4 * _threads(client))
+        queue = iter(enumerate(items))
+        results: dict[int, Result] = {}
+        futures: dict[Any, int] = {}
+        pending = distributed.as_completed(with_results=False)
+
+        def submit(count: int) -> None:
+            chunk = list(itertools.islice(queue, count))
+            if chunk:
+                submitted = client.map(
+                    function, [item for _, item in chunk], retries=self.retries, pure=False
+                )
+                futures.update(zip(submitted, (index for index, _ in chunk), strict=True))
+                pending.update(submitted)
+
+        submit(limit)
+        try:
+            for future in pending:
+                index = futures.pop(future)
+                results[index] = _call_result(future, what(items[index]), distributed)
+                future.release()
+                if on_done is not None:
+                    on_done(results[index])
+                if len(futures) <= limit // 2:
+                    submit(limit - len(futures))
+        except BaseException:
+            if futures:
+                client.cancel(list(futures))
+            raise
+        return [results[index] for index in range(len(items))]
+
     def record(self, counts: ShardCounts) -> None:
         """Add a call's counts to `counts`."""
         self.counts.add(counts)
@@ -287,6 +337,26 @@ def _tasks(missing: Sequence[Piece], store: CacheStore) -> list[tuple[ShardTask,
         )
         tasks.append((task, None if stored else shard.table))
     return tasks
+
+
+def _call_result(future: Any, what: str, distributed: Any) -> Any:
+    """A call's result; its failure as our error (as raised, or naming ``what``)."""
+    try:
+        return future.result()
+    except DagsterDsError:
+        future.release()
+        raise
+    except distributed.KilledWorker as error:
+        future.release()
+        raise WorkerDiedError(
+            f"Dask workers died while computing {what} (killed, crashed or out of memory) more"
+            " often than the scheduler allows (distributed.scheduler.allowed-failures)."
+        ) from error
+    except Exception as error:
+        future.release()
+        raise ShardTaskError(
+            f"The task for {what} failed on the cluster: {type(error).__name__}: {error}"
+        ) from error
 
 
 def _result(future: Any, task: ShardTask, distributed: Any) -> ShardManifest:

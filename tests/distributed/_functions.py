@@ -23,6 +23,11 @@ def logged(log: str | Path) -> list[int]:
     return [int(line[0]) for line in _lines(log)]
 
 
+def logged_in(log: str | Path, processes: set[int]) -> list[int]:
+    """The first id of each batch computed in one of ``processes``."""
+    return [int(line[0]) for line in _lines(log) if int(line[1]) in processes]
+
+
 def pids(log: str | Path) -> set[int]:
     """The processes that computed them."""
     return {int(line[1]) for line in _lines(log)}
