@@ -184,7 +184,7 @@ class DaskExecutor(ShardExecutor):
                 [name] * len(chunk),
                 [shared] * len(chunk),
                 [task for task, _ in chunk],
-                [self._scatter(client, table) for _, table in chunk],
+                _scattered(client, [table for _, table in chunk]),
                 key=[(TASK_PREFIX, task.fingerprint) for task, _ in chunk],
                 retries=self.retries,
                 pure=False,
@@ -266,9 +266,6 @@ class DaskExecutor(ShardExecutor):
         """Add a call's counts to `counts`."""
         self.counts.add(counts)
 
-    def _scatter(self, client: Any, table: Any) -> Any:
-        return client.scatter(table, hash=False) if table is not None else None
-
     def _check_storage(self, store: CacheStore, client: Any) -> None:
         if store.is_local and store.root not in self._checked_storage:
             self._checked_storage.add(store.root)
@@ -305,6 +302,16 @@ def remote_workers(client: Any) -> set[str]:
         if host not in local:
             hosts.add(host)
     return hosts
+
+
+def _scattered(client: Any, tables: Sequence[Any]) -> list[Any]:
+    """The input tables of a chunk of tasks on the cluster, sent in one round trip.
+
+    None stays None (that task reads its input from the store).
+    """
+    present = [table for table in tables if table is not None]
+    sent = iter(client.scatter(present, hash=False) if present else ())
+    return [next(sent) if table is not None else None for table in tables]
 
 
 def _threads(client: Any) -> int:
