@@ -49,6 +49,12 @@ def keep_even(batch: dict[str, list[Any]], log: str) -> list[bool]:
     return [value % 2 == 0 for value in batch["id"]]
 
 
+def keep_or_raise(batch: dict[str, list[Any]], log: str, bad: int) -> list[bool]:
+    if bad in batch["id"]:
+        raise ValueError(f"cannot judge id {bad}")
+    return keep_even(batch, log)
+
+
 def slow_double(batch: dict[str, list[Any]], log: str, seconds: float) -> dict[str, list[Any]]:
     time.sleep(seconds)
     return double(batch, log)

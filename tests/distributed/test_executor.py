@@ -224,6 +224,18 @@ def test_a_failing_function_names_the_shard_and_row_and_publishes_nothing(
     assert executor.counts == ShardCounts()  # the failed call recorded nothing
 
 
+def test_a_failing_predicate_fails_the_filter_naming_the_shard_and_row(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log"), "bad": 15}
+    with in_cache(shared_cache), DaskExecutor(client) as executor:
+        dataset = _load(files)
+        with pytest.raises(ShardTaskError, match=r"rows 10 to 19 .*row 10.*cannot judge id 15"):
+            dataset.filter(_functions.keep_or_raise, batched=True, fn_kwargs=kwargs)
+    assert executor.counts == ShardCounts()  # the failed call recorded nothing
+
+
 def test_a_worker_with_other_code_for_the_function_is_refused(
     client: Any, shared_cache: Cache, tmp_path: Path
 ) -> None:
