@@ -312,6 +312,10 @@ class ShardExecutor(abc.ABC):
         """Told the counts of each `run_shards` call it served (found and computed)."""
         del counts
 
+    def check_reach(self, what: str, path: str) -> None:
+        """Warn when the local ``path`` (the ``what``) is out of this executor's workers' reach."""
+        del what, path
+
     def run_calls(
         self,
         function: Callable[[Item], Result],

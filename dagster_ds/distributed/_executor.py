@@ -216,6 +216,12 @@ class DaskExecutor(ShardExecutor):
             shared.release()
         return counts
 
+    def check_reach(self, what: str, path: str) -> None:
+        """Warn (`DistributedStorageWarning`) when ``path`` is local and workers are not."""
+        if "://" not in path and path not in self._checked_storage:
+            self._checked_storage.add(path)
+            check_shared_storage(what, path, self.client)
+
     def run_calls(
         self,
         function: Callable[[Item], Result],

@@ -62,6 +62,7 @@ def export(
     executor = remote_executor()
     if executor is None:
         return sum(file.write() for file in files)
+    executor.check_reach(f"to_{format} target", target)
     # One task per file on the cluster: each writes its file atomically, as here.
     calls = [Sealed.of(f"the file {file.url!r}", _File.write, file) for file in files]
     return sum(executor.run_calls(run_sealed, calls, what=lambda call: call.label))
