@@ -10,7 +10,10 @@ Where the missing shards are computed is a `ShardExecutor`: `LocalProcesses`
 (forked workers) by default, or one made current by `use_executor` or given
 to a call (`dagster_ds.distributed.DaskExecutor`). Planning stays here: the
 output shard fingerprints, which the store already holds, and reading the
-results back; an executor only computes `ShardWork` for the missing pieces.
+results back; an executor only computes `ShardWork` for the missing pieces:
+tables (`TableWork`: map, cast) or kept positions (`IndicesWork`: filter).
+Work that is not cached (the files of a sharded export or push) goes to an
+executor as `Sealed` calls (`ShardExecutor.run_calls`).
 """
 
 from __future__ import annotations

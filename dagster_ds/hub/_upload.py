@@ -9,7 +9,10 @@ Map-style datasets use threads: reading Arrow slices, Parquet encoding and
 uploads release the GIL, and nothing is copied to another process. Streaming
 datasets whose pipeline runs Python functions use processes (``spawn``, as the
 anchor does): the dataset and its functions travel with dill, and the token in
-the pickled task only, never in an argument list or the environment.
+the pickled task only, never in an argument list or the environment. With a
+`DaskExecutor` current, those chunks are tasks on its cluster instead (each
+worker writes its temporary files to a folder of its own); the commit stays
+with the caller.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Exports: a stream written batch by batch (bounded memory) to one file or one per shard."""
+"""Exports: a stream written batch by batch (bounded memory) to one file or one per shard.
+
+With a `DaskExecutor` current, each file of a sharded export is one task on
+its cluster (the same writer, so the same bytes); otherwise they are written
+here, one after the other.
+"""
 
 from __future__ import annotations
 
