@@ -122,8 +122,13 @@ class TransformMethods:
         num_proc: int | None = None,
         new_fingerprint: str | None = None,
         desc: str | None = None,
+        executor: ShardExecutor | None = None,
     ) -> Dataset:
         """Keep the examples for which ``function`` returns True (an indices mapping, no copy).
+
+        Each shard's kept positions are cached; ``num_proc`` processes, or
+        ``executor`` (by default the one made current by ``with executor:``),
+        compute the shards the cache lacks, as for `map`.
 
         Example:
             >>> Dataset.from_dict({"a": [1, 2, 3]}).filter(lambda x: x["a"] > 1)["a"][:]
@@ -132,7 +137,7 @@ class TransformMethods:
         dataset = _as_dataset(self)
         from dagster_ds.arrow._filter import filter_dataset
 
-        del keep_in_memory, cache_file_name, writer_batch_size, num_proc
+        del keep_in_memory, cache_file_name, writer_batch_size
         if with_rank and function is not None:
             function = with_no_rank(function)
         return filter_dataset(
@@ -146,6 +151,8 @@ class TransformMethods:
             load_from_cache_file=load_from_cache_file is not False,
             new_fingerprint=new_fingerprint,
             desc=desc,
+            num_proc=num_proc,
+            executor=executor,
         )
 
     @transmit_format

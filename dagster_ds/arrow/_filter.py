@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._results import filtered_shard, plan, units
+from dagster_ds.arrow._parallel import IndicesWork, Recipe, ShardExecutor, run_work
+from dagster_ds.arrow._results import plan, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.formatting._calls import awaited_all
@@ -31,11 +33,16 @@ def filter_dataset(
     load_from_cache_file: bool,
     new_fingerprint: str | None,
     desc: str | None,
+    num_proc: int | None = None,
+    executor: ShardExecutor | None = None,
 ) -> Dataset:
-    """Keep the rows for which ``function`` is true (see `Dataset.filter`)."""
+    """Keep the rows for which ``function`` is true (see `Dataset.filter`).
+
+    Each shard's kept positions are cached under the transform rebased on the
+    shard, computed where `run_work` says (``num_proc`` processes, or an executor).
+    """
     columns = tuple(input_columns) if input_columns is not None else None
     dataset._require_columns(columns or (), "filter(input_columns=...)")  # pyright: ignore[reportPrivateUsage]
-    output_format: OutputFormat = dataset._output_format  # pyright: ignore[reportPrivateUsage]
     args = {
         "function": function,
         "with_indices": with_indices,
@@ -46,18 +53,73 @@ def filter_dataset(
         "format": dataset.format,
     }
     transform = plan(dataset, "filter", args, new_fingerprint)
-    step = batch_size if batched else 1000
+    job = _FilterJob(
+        function,
+        columns,
+        batched,
+        batch_size if batched else 1000,
+        with_indices,
+        dict(fn_kwargs),
+        dataset._output_format,  # pyright: ignore[reportPrivateUsage]
+    )
+    pieces = [
+        (
+            shard,
+            first,
+            transform.for_shard(shard.fingerprint, **({"offset": first} if with_indices else {})),
+        )
+        for shard, first in units(dataset)
+    ]
+    with progress_bar(len(dataset), desc or "Filter") as bar:
+        shards = run_work(
+            pieces,
+            IndicesWork(transform, job.kept_rows, bar, Recipe(dataset.fingerprint, "filter", args)),
+            workers=min(num_proc or 1, max(len(dataset), 1)),
+            load_from_cache_file=load_from_cache_file,
+            executor=executor,
+        )
+    return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+        dataset, shards, fingerprint=transform.fingerprint, step=transform.step()
+    )
 
-    def keep(table: pa.Table, offset: int) -> pa.Array:
+
+@dataclass(frozen=True)
+class _FilterJob:
+    """The predicate of one filter call and how it is called: what a worker runs."""
+
+    function: Callable[..., Any] | None
+    columns: tuple[str, ...] | None
+    batched: bool
+    step: int
+    with_indices: bool
+    fn_kwargs: dict[str, Any]
+    output_format: OutputFormat
+
+    def kept_rows(self, shard: Shard, first: int, bar: Any) -> pa.Array:
+        """The positions in ``shard`` (whose first row is ``first``) that pass."""
+        if self.function is None:
+            return pa.array(range(shard.num_rows), pa.uint64())
+        kept: list[pa.Array] = []
+        for offset in range(0, shard.num_rows, self.step):
+            table = shard.read(offset, offset + self.step)
+            mask = self.keep(table, first + offset)
+            kept.append(pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64())))
+            bar.update(table.num_rows)
+        return pa.concat_arrays(kept) if kept else pa.array([], pa.uint64())
+
+    def keep(self, table: pa.Table, offset: int) -> pa.Array:
+        """The verdict of each row of ``table``, whose first row is ``offset``."""
+        function, columns, output_format = self.function, self.columns, self.output_format
         assert function is not None
         inputs = table.select(list(columns)) if columns is not None else table
         where = f"rows {offset} to {offset + table.num_rows - 1}"
-        if batched:
+        if self.batched:
             batch = output_format.batch(inputs)
             call: list[Any] = [batch] if columns is None else [batch[c] for c in columns]
-            if with_indices:
+            if self.with_indices:
                 call.append(list(range(offset, offset + table.num_rows)))
-            return _as_mask(awaited_all([function(*call, **fn_kwargs)])[0], table.num_rows, where)
+            verdict = function(*call, **self.fn_kwargs)
+            return _as_mask(awaited_all([verdict])[0], table.num_rows, where)
         plain = output_format == OutputFormat()
         rows = (
             output_format.rows(inputs)  # decodes Json, Image, Audio values
@@ -67,39 +129,10 @@ def filter_dataset(
         verdicts = []
         for index, row in enumerate(rows):
             call = [row] if columns is None else [row[c] for c in columns]
-            if with_indices:
+            if self.with_indices:
                 call.append(offset + index)
-            verdicts.append(function(*call, **fn_kwargs))
+            verdicts.append(function(*call, **self.fn_kwargs))
         return _as_mask(awaited_all(verdicts), table.num_rows, where)
-
-    def kept_rows(shard: Shard, first: int, bar: Any) -> pa.Array:
-        """The positions in ``shard`` (whose first row is ``first``) that pass."""
-        if function is None:
-            return pa.array(range(shard.num_rows), pa.uint64())
-        kept: list[pa.Array] = []
-        for offset in range(0, shard.num_rows, step):
-            table = shard.read(offset, offset + step)
-            mask = keep(table, first + offset)
-            kept.append(pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64())))
-            bar.update(table.num_rows)
-        return pa.concat_arrays(kept) if kept else pa.array([], pa.uint64())
-
-    shards: list[Shard] = []
-    with progress_bar(len(dataset), desc or "Filter") as bar:
-        for shard, first in units(dataset):
-            values = {"offset": first} if with_indices else {}
-            shard_transform = transform.for_shard(shard.fingerprint, **values)
-            shards.append(
-                filtered_shard(
-                    shard,
-                    shard_transform,
-                    lambda shard=shard, first=first: kept_rows(shard, first, bar),
-                    load_from_cache_file=load_from_cache_file,
-                )
-            )
-    return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
-        dataset, shards, fingerprint=transform.fingerprint, step=transform.step()
-    )
 
 
 def _as_mask(verdicts: Any, expected: int, where: str) -> pa.Array:

@@ -10,7 +10,10 @@ Where the missing shards are computed is a `ShardExecutor`: `LocalProcesses`
 (forked workers) by default, or one made current by `use_executor` or given
 to a call (`dagster_ds.distributed.DaskExecutor`). Planning stays here: the
 output shard fingerprints, which the store already holds, and reading the
-results back; an executor only computes `ShardWork` for the missing pieces.
+results back; an executor only computes `ShardWork` for the missing pieces:
+tables (`TableWork`: map, cast) or kept positions (`IndicesWork`: filter).
+Work that is not cached (the files of a sharded export or push) goes to an
+executor as `Sealed` calls (`ShardExecutor.run_calls`).
 """
 
 from __future__ import annotations
@@ -23,20 +26,28 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
-from typing import Any, Self, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Self, TypeVar
 
+import dill
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
-from dagster_ds.arrow._results import Transform, open_table_shard, shard_table
+from dagster_ds.arrow._results import (
+    Transform,
+    open_table_shard,
+    positions_entry,
+    restricted_shard,
+    shard_table,
+)
 from dagster_ds.arrow._shards import Shard
-from dagster_ds.cache import CacheStore
+from dagster_ds.cache import CacheEntry, CacheStore
 from dagster_ds.errors import WorkerDiedError
 from dagster_ds.features import Features
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+Output = TypeVar("Output")
 
 #: Makes the function that writes one shard's output: (shard, first row, processes) -> write.
 WriteFactory = Callable[[Shard, int, int], Callable[[TableSink], None]]
@@ -97,18 +108,46 @@ class Recipe:
     args: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class ShardWork:
+class ShardWork(abc.ABC, Generic[Output]):
     """How to compute any output shard of one transform: what an executor ships to workers.
 
     Attributes:
         transform: The transform of one piece: every piece shares its name and hash
             tree, rebased on the piece's shard.
+        recipe: What ``transform`` was hashed from, when known: a worker that
+            receives the work by value checks that it hashes the same there.
+    """
+
+    transform: Transform
+    recipe: Recipe | None
+
+    @abc.abstractmethod
+    def compute(
+        self, piece: Piece, store: CacheStore | None = None, *, rows_done: list[int] | None = None
+    ) -> bool:
+        """Write ``piece``'s output shard into ``store`` unless there; whether it ran here.
+
+        ``rows_done`` gets the input rows of each batch done (what a failure
+        message counts to name the failing batch's first row).
+        """
+
+    @abc.abstractmethod
+    def here(self, piece: Piece, workers: int, load_from_cache_file: bool) -> Output:
+        """``piece``'s output, computed in this process (over ``workers``) unless cached."""
+
+    @abc.abstractmethod
+    def open(self, entry: CacheEntry, store: CacheStore, shard: Shard) -> Output | None:
+        """The output stored in ``entry`` for the input ``shard``; None if it is unreadable."""
+
+
+@dataclass(frozen=True)
+class TableWork(ShardWork[tuple[Shard, Features]]):
+    """Output shards that are tables a ``make_write`` writes (a map, a cast).
+
+    Attributes:
         make_write: Makes the write of one shard's output.
         features_for: The output features from the schema written.
         keeps_columns: Outputs may reference the input's columns (a map).
-        recipe: What ``transform`` was hashed from, when known: a worker that
-            receives the work by value checks that it hashes the same there.
     """
 
     transform: Transform
@@ -120,11 +159,6 @@ class ShardWork:
     def compute(
         self, piece: Piece, store: CacheStore | None = None, *, rows_done: list[int] | None = None
     ) -> bool:
-        """Write ``piece``'s output shard into ``store`` unless there; whether it ran here.
-
-        ``rows_done`` gets the input rows of each batch written (what a failure
-        message counts to name the failing batch's first row).
-        """
         shard, start, transform = piece
         write = self.make_write(shard, start, 1)
         ran: list[bool] = []
@@ -143,6 +177,81 @@ class ShardWork:
         for entry in output.entries:
             entry.close()
         return bool(ran)
+
+    def here(
+        self, piece: Piece, workers: int, load_from_cache_file: bool
+    ) -> tuple[Shard, Features]:
+        shard, start, transform = piece
+        return shard_table(
+            transform,
+            self.make_write(shard, start, workers),
+            self.features_for,
+            load_from_cache_file=load_from_cache_file,
+            base=shard if self.keeps_columns and workers == 1 else None,
+        )
+
+    def open(
+        self, entry: CacheEntry, store: CacheStore, shard: Shard
+    ) -> tuple[Shard, Features] | None:
+        return open_table_shard(entry, store, shard)
+
+
+#: The positions of an input shard (whose first logical row is given) that a filter keeps;
+#: its progress argument is told the rows done, batch by batch.
+Positions = Callable[[Shard, int, Any], pa.Array]
+
+
+@dataclass(frozen=True)
+class IndicesWork(ShardWork[Shard]):
+    """Output shards that are the input's rows at some positions (a filter): no copy.
+
+    Attributes:
+        positions: The kept positions of one shard.
+        bar: Told the rows done when computing in this process.
+    """
+
+    transform: Transform
+    positions: Positions
+    bar: Any
+    recipe: Recipe | None = None
+
+    def compute(
+        self, piece: Piece, store: CacheStore | None = None, *, rows_done: list[int] | None = None
+    ) -> bool:
+        shard, start, transform = piece
+        bar = _RowsDone(rows_done) if rows_done is not None else self.bar
+        ran: list[bool] = []
+
+        def positions() -> pa.Array:
+            ran.append(True)
+            return self.positions(shard, start, bar)
+
+        positions_entry(transform, positions, store=store).close()
+        return bool(ran)
+
+    def here(self, piece: Piece, workers: int, load_from_cache_file: bool) -> Shard:
+        del workers  # one shard's positions are computed in one process
+        shard, start, transform = piece
+        entry = positions_entry(
+            transform,
+            lambda: self.positions(shard, start, self.bar),
+            load_from_cache_file=load_from_cache_file,
+        )
+        return restricted_shard(shard, transform.fingerprint, entry)
+
+    def open(self, entry: CacheEntry, store: CacheStore, shard: Shard) -> Shard:
+        del store
+        return restricted_shard(shard, entry.fingerprint, entry)
+
+
+class _RowsDone:
+    """A progress bar that records the rows of each update."""
+
+    def __init__(self, rows: list[int]) -> None:
+        self._rows = rows
+
+    def update(self, n: int = 1) -> None:
+        self._rows.append(n)
 
 
 class _CountingSink:
@@ -206,6 +315,33 @@ class ShardExecutor(abc.ABC):
         """Told the counts of each `run_shards` call it served (found and computed)."""
         del counts
 
+    def check_reach(self, what: str, path: str) -> None:
+        """Warn when the local ``path`` (the ``what``) is out of this executor's workers' reach."""
+        del what, path
+
+    def run_calls(
+        self,
+        function: Callable[[Item], Result],
+        items: Sequence[Item],
+        *,
+        what: Callable[[Item], str],
+        on_done: Callable[[Result], object] | None = None,
+    ) -> list[Result]:
+        """``function`` over ``items`` where this executor runs work; results in order.
+
+        What exports and pushes hand over, one call per output file (or group of
+        files): ``function`` is importable and the items pickle. This base runs
+        them here, one after the other; ``on_done`` is told each result as it
+        comes. ``what(item)`` names an item in errors.
+        """
+        del what
+        results: list[Result] = []
+        for item in items:
+            results.append(function(item))
+            if on_done is not None:
+                on_done(results[-1])
+        return results
+
     def __enter__(self) -> Self:
         """Make this the executor of every `run_shards` call in the block (this context)."""
         self._tokens().append(_EXECUTOR.set(self))
@@ -246,6 +382,31 @@ class LocalProcesses(ShardExecutor):
         return counts
 
 
+@dataclass(frozen=True)
+class Sealed:
+    """One call as dill bytes (the function by reference, its argument by value), labelled.
+
+    Its repr shows only the label: what it carries (a Hub token, storage
+    options) never appears in a scheduler's or worker's log.
+    """
+
+    label: str
+    data: bytes = field(repr=False)
+
+    @classmethod
+    def of(cls, label: str, function: Callable[[Any], Any], argument: Any) -> Sealed:
+        return cls(label, dill.dumps((function, argument), recurse=True))
+
+    def __call__(self) -> Any:
+        function, argument = dill.loads(self.data)
+        return function(argument)
+
+
+def run_sealed(sealed: Sealed) -> Any:
+    """Run a `Sealed` call (what `ShardExecutor.run_calls` gets for exports and pushes)."""
+    return sealed()
+
+
 _EXECUTOR: ContextVar[ShardExecutor | None] = ContextVar("dagster_ds_executor", default=None)
 _COUNTERS: ContextVar[tuple[ShardCounts, ...]] = ContextVar("dagster_ds_counters", default=())
 
@@ -253,6 +414,12 @@ _COUNTERS: ContextVar[tuple[ShardCounts, ...]] = ContextVar("dagster_ds_counters
 def current_executor() -> ShardExecutor | None:
     """The executor of the innermost ``with executor:`` block, if any."""
     return _EXECUTOR.get()
+
+
+def remote_executor() -> ShardExecutor | None:
+    """The current executor if it runs work elsewhere (a cluster), else None."""
+    chosen = _EXECUTOR.get()
+    return chosen if chosen is not None and chosen.remote else None
 
 
 @contextmanager
@@ -277,15 +444,39 @@ def run_shards(
     executor: ShardExecutor | None = None,
     recipe: Recipe | None = None,
 ) -> list[tuple[Shard, Features]]:
-    """The output shard of each ``(shard, first row, transform)``, computed where missing.
+    """The output table shard of each ``(shard, first row, transform)``, computed where missing.
+
+    ``keeps_columns``: outputs may keep input columns as they are, which are
+    then referenced, not stored again (a map). See `run_work`.
+    """
+    if not pieces:
+        return []
+    work = TableWork(pieces[0][2], make_write, features_for, keeps_columns, recipe)
+    return run_work(
+        pieces,
+        work,
+        workers=workers,
+        load_from_cache_file=load_from_cache_file,
+        executor=executor,
+    )
+
+
+def run_work(
+    pieces: Sequence[Piece],
+    work: ShardWork[Output],
+    *,
+    workers: int,
+    load_from_cache_file: bool,
+    executor: ShardExecutor | None = None,
+) -> list[Output]:
+    """The output of each ``(shard, first row, transform)`` by ``work``, computed where missing.
 
     With several workers and at least as many shards, or with a remote
     executor (given, or current), each missing shard is computed by a worker
     straight into the cache, and read back here; otherwise shards run one
-    after the other, each split over the workers. ``keeps_columns``: outputs
-    may keep input columns as they are, which are then referenced, not
-    stored again (a map). ``recipe``: what the transform was hashed from,
-    checked by remote workers.
+    after the other, each split over the workers where ``work`` can.
+    ``work.recipe``: what the transform was hashed from, checked by remote
+    workers.
     """
     store = CacheStore()
     chosen = executor or current_executor()
@@ -298,16 +489,7 @@ def run_shards(
         and all(transform.reusable for _, _, transform in pieces)
     )
     if not parallel:
-        return [
-            shard_table(
-                transform,
-                make_write(shard, start, workers),
-                features_for,
-                load_from_cache_file=load_from_cache_file,
-                base=shard if keeps_columns and workers == 1 else None,
-            )
-            for shard, start, transform in pieces
-        ]
+        return [work.here(piece, workers, load_from_cache_file) for piece in pieces]
     found = {
         transform.fingerprint: store.lookup(transform.fingerprint) for _, _, transform in pieces
     }
@@ -317,7 +499,6 @@ def run_shards(
             piece[2].fingerprint: piece for piece in pieces if not found[piece[2].fingerprint]
         }.values()
     )
-    work = ShardWork(pieces[0][2], make_write, features_for, keeps_columns, recipe)
     counts = ShardCounts(cached=len(found) - len(missing))
     if missing:
         counts.add((chosen or LocalProcesses()).compute(work, missing, store, workers))
@@ -327,16 +508,12 @@ def run_shards(
         counter.add(counts)
     for _, _, transform in missing:
         found[transform.fingerprint] = store.lookup(transform.fingerprint)
-    results: list[tuple[Shard, Features]] = []
-    for shard, start, transform in pieces:
+    results: list[Output] = []
+    for piece in pieces:
+        shard, _, transform = piece
         entry = found[transform.fingerprint]
-        opened = open_table_shard(entry, store, shard) if entry is not None else None
+        opened = work.open(entry, store, shard) if entry is not None else None
         if opened is None:  # evicted or damaged since: compute it here
-            opened = shard_table(
-                transform,
-                make_write(shard, start, 1),
-                features_for,
-                base=shard if keeps_columns else None,
-            )
+            opened = work.here(piece, 1, True)
         results.append(opened)
     return results

@@ -163,27 +163,32 @@ def indices_result(
     )
 
 
-def filtered_shard(
-    shard: Shard,
+def positions_entry(
     transform: Transform,
     compute: Callable[[], pa.Array],
     *,
     load_from_cache_file: bool = True,
-) -> Shard:
-    """``shard`` restricted to the positions ``compute()`` returns, cached under ``transform``."""
+    store: CacheStore | None = None,
+) -> CacheEntry:
+    """The entry of the positions ``compute()`` returns, cached under ``transform``.
+
+    Positions among a shard's rows, whatever its physical layout. ``store``:
+    where (default: the cache).
+    """
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
         positions = compute()
         write_indices(writer, positions)
         return {"kind": "indices", "num_rows": len(positions)}
 
-    # The entry holds positions among the shard's rows, whatever its physical layout.
-    entry = run(transform, build, load_from_cache_file=load_from_cache_file)
+    return run(transform, build, load_from_cache_file=load_from_cache_file, store=store)
+
+
+def restricted_shard(shard: Shard, fingerprint: str, entry: CacheEntry) -> Shard:
+    """``shard`` seen through the positions ``entry`` holds, as the shard ``fingerprint``."""
     positions = read_indices(entry)
     rows = shard.indices.take(positions) if shard.indices is not None else positions
-    return Shard(
-        transform.fingerprint, shard.table, rows, (*shard.entries, entry), shard.table_entry
-    )
+    return Shard(fingerprint, shard.table, rows, (*shard.entries, entry), shard.table_entry)
 
 
 def units(parent: Dataset) -> list[tuple[Shard, int]]:

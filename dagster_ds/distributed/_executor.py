@@ -8,8 +8,8 @@ import ipaddress
 import itertools
 import socket
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from dagster_ds.arrow._parallel import (
     Piece,
@@ -22,6 +22,7 @@ from dagster_ds.cache._switch import current_root
 from dagster_ds.distributed._payload import Payload, digest, dumps
 from dagster_ds.distributed._task import ShardManifest, ShardTask, run_shard_task
 from dagster_ds.errors import (
+    DagsterDsError,
     DistributedStorageWarning,
     InvalidArgumentError,
     MissingExtraError,
@@ -31,6 +32,9 @@ from dagster_ds.errors import (
 )
 from dagster_ds.fingerprint import fingerprint_transform
 from dagster_ds.progress import progress_bar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 #: The first element of every shard task's key; the second is the output shard fingerprint.
 TASK_PREFIX = "dagster_ds-shard"
@@ -180,7 +184,7 @@ class DaskExecutor(ShardExecutor):
                 [name] * len(chunk),
                 [shared] * len(chunk),
                 [task for task, _ in chunk],
-                [self._scatter(client, table) for _, table in chunk],
+                _scattered(client, [table for _, table in chunk]),
                 key=[(TASK_PREFIX, task.fingerprint) for task, _ in chunk],
                 retries=self.retries,
                 pure=False,
@@ -212,12 +216,61 @@ class DaskExecutor(ShardExecutor):
             shared.release()
         return counts
 
+    def check_reach(self, what: str, path: str) -> None:
+        """Warn (`DistributedStorageWarning`) when ``path`` is local and workers are not."""
+        if "://" not in path and path not in self._checked_storage:
+            self._checked_storage.add(path)
+            check_shared_storage(what, path, self.client)
+
+    def run_calls(
+        self,
+        function: Callable[[Item], Result],
+        items: Sequence[Item],
+        *,
+        what: Callable[[Item], str],
+        on_done: Callable[[Result], object] | None = None,
+    ) -> list[Result]:
+        """``function`` over ``items`` as tasks on the cluster (bounded in flight), in order.
+
+        A call that fails cancels the others and raises an error naming its
+        item (our own errors as they are); Dask's ``retries`` apply.
+        """
+        client = self.client
+        distributed = import_distributed()
+        limit = self.max_tasks_in_flight or max(8, 4 * _threads(client))
+        queue = iter(enumerate(items))
+        results: dict[int, Result] = {}
+        futures: dict[Any, int] = {}
+        pending = distributed.as_completed(with_results=False)
+
+        def submit(count: int) -> None:
+            chunk = list(itertools.islice(queue, count))
+            if chunk:
+                submitted = client.map(
+                    function, [item for _, item in chunk], retries=self.retries, pure=False
+                )
+                futures.update(zip(submitted, (index for index, _ in chunk), strict=True))
+                pending.update(submitted)
+
+        submit(limit)
+        try:
+            for future in pending:
+                index = futures.pop(future)
+                results[index] = _call_result(future, what(items[index]), distributed)
+                future.release()
+                if on_done is not None:
+                    on_done(results[index])
+                if len(futures) <= limit // 2:
+                    submit(limit - len(futures))
+        except BaseException:
+            if futures:
+                client.cancel(list(futures))
+            raise
+        return [results[index] for index in range(len(items))]
+
     def record(self, counts: ShardCounts) -> None:
         """Add a call's counts to `counts`."""
         self.counts.add(counts)
-
-    def _scatter(self, client: Any, table: Any) -> Any:
-        return client.scatter(table, hash=False) if table is not None else None
 
     def _check_storage(self, store: CacheStore, client: Any) -> None:
         if store.is_local and store.root not in self._checked_storage:
@@ -257,6 +310,16 @@ def remote_workers(client: Any) -> set[str]:
     return hosts
 
 
+def _scattered(client: Any, tables: Sequence[Any]) -> list[Any]:
+    """The input tables of a chunk of tasks on the cluster, sent in one round trip.
+
+    None stays None (that task reads its input from the store).
+    """
+    present = [table for table in tables if table is not None]
+    sent = iter(client.scatter(present, hash=False) if present else ())
+    return [next(sent) if table is not None else None for table in tables]
+
+
 def _threads(client: Any) -> int:
     workers: Mapping[str, Any] = client.scheduler_info().get("workers", {})
     return sum(int(info.get("nthreads", 1)) for info in workers.values()) or 1
@@ -287,6 +350,26 @@ def _tasks(missing: Sequence[Piece], store: CacheStore) -> list[tuple[ShardTask,
         )
         tasks.append((task, None if stored else shard.table))
     return tasks
+
+
+def _call_result(future: Any, what: str, distributed: Any) -> Any:
+    """A call's result; its failure as our error (as raised, or naming ``what``)."""
+    try:
+        return future.result()
+    except DagsterDsError:
+        future.release()
+        raise
+    except distributed.KilledWorker as error:
+        future.release()
+        raise WorkerDiedError(
+            f"Dask workers died while computing {what} (killed, crashed or out of memory) more"
+            " often than the scheduler allows (distributed.scheduler.allowed-failures)."
+        ) from error
+    except Exception as error:
+        future.release()
+        raise ShardTaskError(
+            f"The task for {what} failed on the cluster: {type(error).__name__}: {error}"
+        ) from error
 
 
 def _result(future: Any, task: ShardTask, distributed: Any) -> ShardManifest:

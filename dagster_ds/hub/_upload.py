@@ -9,14 +9,19 @@ Map-style datasets use threads: reading Arrow slices, Parquet encoding and
 uploads release the GIL, and nothing is copied to another process. Streaming
 datasets whose pipeline runs Python functions use processes (``spawn``, as the
 anchor does): the dataset and its functions travel with dill, and the token in
-the pickled task only, never in an argument list or the environment.
+the pickled task only, never in an argument list or the environment. With a
+`DaskExecutor` current, those chunks are tasks on its cluster instead (each
+worker writes its temporary files to a folder of its own); the commit stays
+with the caller.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import posixpath
+import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import dill
 import pyarrow as pa
 
+from dagster_ds.arrow._parallel import Sealed, remote_executor, run_sealed
 from dagster_ds.hub._client import REPO_TYPE, HubClient
 from dagster_ds.hub._shards import ShardJob, SourceReader, WrittenShard, split_evenly, write_job
 
@@ -79,6 +85,14 @@ def write_and_upload(
     chunks = [jobs[slice(*split_evenly(len(jobs), workers, w))] for w in range(workers)]
     if workers == 1:
         results = [upload_chunk(plan, chunks[0], client, on_progress)]
+    elif processes and (executor := remote_executor()) is not None:
+        calls = [Sealed.of(_describe_chunk(plan, chunk), _chunk, (plan, chunk)) for chunk in chunks]
+        results = executor.run_calls(
+            run_sealed,
+            calls,
+            what=lambda call: call.label,
+            on_done=lambda done: on_progress(len(done)),
+        )
     elif processes:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
@@ -117,6 +131,21 @@ def _chunk_in_process(payload: bytes) -> list[Uploaded]:
     client = HubClient(plan.endpoint, plan.token)
     with client.errors("push_to_hub", plan.repo_id, plan.revision):
         return upload_chunk(plan, chunk, client, None)
+
+
+def _describe_chunk(plan: UploadPlan, chunk: Sequence[ShardJob]) -> str:
+    outputs = [index for job in chunk for index in job.outputs]
+    return f"the shards {plan.paths[outputs[0]]!r} to {plan.paths[outputs[-1]]!r}"
+
+
+def _chunk(work: tuple[UploadPlan, Sequence[ShardJob]]) -> list[Uploaded]:
+    """A chunk on a cluster worker, whose temporary files go to a folder of its own machine."""
+    plan, chunk = work
+    with tempfile.TemporaryDirectory(prefix="dagster_ds-push-") as folder:
+        here = dataclasses.replace(plan, folder=folder)
+        client = HubClient(plan.endpoint, plan.token)
+        with client.errors("push_to_hub", plan.repo_id, plan.revision):
+            return upload_chunk(here, chunk, client, None)
 
 
 def upload_chunk(

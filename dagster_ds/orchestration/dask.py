@@ -1,10 +1,13 @@
 """DaskResource: the Dask cluster a dataset asset's maps run on, shard by shard.
 
-With ``resources={"dask": DaskResource(...)}`` in the Definitions and
-``"dask"`` among the asset's required resource keys (Dagster hands a step
-only the resources it declares), every ``map`` inside the asset's function
-runs its missing shards as tasks on that cluster (`DaskExecutor`), writing
-into the asset's store. The store must then be shared storage every worker
+With ``resources={"dask": DaskResource(...)}`` in the Definitions, every
+``map`` and ``filter`` inside a dataset asset's function (and its sharded
+streaming exports and pushes) runs its missing shards as tasks on that
+cluster (`DaskExecutor`), writing into the asset's store. The asset need not
+list ``"dask"`` in ``required_resource_keys``: Dagster has no optional
+resource requirement and hands a step only the resources it declares, so the
+step finds the resource among its job's resource definitions and initializes
+it itself; Definitions without one run locally. The store must then be shared storage every worker
 reaches (the IO manager's ``base_dir`` an fsspec URL such as ``s3://...``);
 a local path with workers on other hosts gets a `DistributedStorageWarning`.
 The shard counts (found in the store, computed) go into the
@@ -13,7 +16,7 @@ materialization's metadata and the step's log.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -116,11 +119,42 @@ class ShardRun:
 
 @contextmanager
 def on_dask(context: dg.AssetExecutionContext, store: DatasetStore | None) -> Iterator[ShardRun]:
-    """Run the block's maps on the step's `DaskResource`, if it has one; count the shards."""
+    """Run the block's maps on the `DaskResource` of the step's Definitions, if any.
+
+    A step gets the resources its asset requires; a dataset asset does not
+    need to require ``dask``: when its job (the Definitions' resources) binds
+    a `DaskResource` under that key, the step initializes it for the block
+    (`dagster.build_resources`, with the run's config for it; torn down after).
+    Without one, the block runs here, as it would without Dagster.
+    """
     resource = getattr(context.resources, DASK_RESOURCE_KEY, None)
-    if not isinstance(resource, DaskResource):
+    if isinstance(resource, DaskResource):
+        with _counted(context, resource, store) as run:
+            yield run
+        return
+    definition = context.job_def.resource_defs.get(DASK_RESOURCE_KEY)
+    resource_cls = getattr(definition, "configurable_resource_cls", None)
+    if not (isinstance(resource_cls, type) and issubclass(resource_cls, DaskResource)):
         yield ShardRun()
         return
+    resources = context.run.run_config.get("resources")
+    configured = resources.get(DASK_RESOURCE_KEY) if isinstance(resources, Mapping) else None
+    with (
+        dg.build_resources(
+            {DASK_RESOURCE_KEY: definition},
+            instance=context.instance,
+            resource_config={DASK_RESOURCE_KEY: configured} if configured else None,
+        ) as built,
+        _counted(context, getattr(built, DASK_RESOURCE_KEY), store) as run,
+    ):
+        yield run
+
+
+@contextmanager
+def _counted(
+    context: dg.AssetExecutionContext, resource: DaskResource, store: DatasetStore | None
+) -> Iterator[ShardRun]:
+    """The block on ``resource``'s cluster, its shard counts logged and recorded."""
     from dagster_ds.distributed._executor import check_shared_storage
 
     executor = resource.executor()

@@ -1,13 +1,20 @@
-"""Exports: a stream written batch by batch (bounded memory) to one file or one per shard."""
+"""Exports: a stream written batch by batch (bounded memory) to one file or one per shard.
+
+With a `DaskExecutor` current, each file of a sharded export is one task on
+its cluster (the same writer, so the same bytes); otherwise they are written
+here, one after the other.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import pyarrow as pa
 
+from dagster_ds.arrow._parallel import Sealed, remote_executor, run_sealed
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.formats import open_writer
 from dagster_ds.formats._io import is_file_object
@@ -46,12 +53,41 @@ def export(
             f"num_shards >= 1 and a path with an '{{index}}' placeholder, got {target!r}; "
             "e.g. 'out/train-{index:05d}-of-{num_shards:05d}.parquet'."
         )
-    written = 0
-    for index in range(num_shards):
-        shard = dataset.shard(num_shards, index, contiguous=True)
-        name = target.format(index=index, num_shards=num_shards)
-        written += _write(shard, format, name, batch_size, storage_options, options)
-    return written
+    files = [
+        _File(
+            dataset.shard(num_shards, index, contiguous=True),
+            format,
+            target.format(index=index, num_shards=num_shards),
+            batch_size,
+            storage_options,
+            options,
+        )
+        for index in range(num_shards)
+    ]
+    executor = remote_executor()
+    if executor is None:
+        return sum(file.write() for file in files)
+    executor.check_reach(f"to_{format} target", target)
+    # One task per file on the cluster: each writes its file atomically, as here.
+    calls = [Sealed.of(f"the file {file.url!r}", _File.write, file) for file in files]
+    return sum(executor.run_calls(run_sealed, calls, what=lambda call: call.label))
+
+
+@dataclass(frozen=True)
+class _File:
+    """One output file of a sharded export: what a worker writes."""
+
+    dataset: IterableDataset
+    format: str
+    url: str
+    batch_size: int | None
+    storage_options: Mapping[str, Any] | None
+    options: Mapping[str, Any]
+
+    def write(self) -> int:
+        return _write(
+            self.dataset, self.format, self.url, self.batch_size, self.storage_options, self.options
+        )
 
 
 def _write(

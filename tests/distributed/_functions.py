@@ -23,6 +23,11 @@ def logged(log: str | Path) -> list[int]:
     return [int(line[0]) for line in _lines(log)]
 
 
+def logged_in(log: str | Path, processes: set[int]) -> list[int]:
+    """The first id of each batch computed in one of ``processes``."""
+    return [int(line[0]) for line in _lines(log) if int(line[1]) in processes]
+
+
 def pids(log: str | Path) -> set[int]:
     """The processes that computed them."""
     return {int(line[1]) for line in _lines(log)}
@@ -37,6 +42,17 @@ def _log(log: str, batch: dict[str, list[Any]]) -> None:
 def double(batch: dict[str, list[Any]], log: str) -> dict[str, list[Any]]:
     _log(log, batch)
     return {"double": [value * 2 for value in batch["id"]]}
+
+
+def keep_even(batch: dict[str, list[Any]], log: str) -> list[bool]:
+    _log(log, batch)
+    return [value % 2 == 0 for value in batch["id"]]
+
+
+def keep_or_raise(batch: dict[str, list[Any]], log: str, bad: int) -> list[bool]:
+    if bad in batch["id"]:
+        raise ValueError(f"cannot judge id {bad}")
+    return keep_even(batch, log)
 
 
 def slow_double(batch: dict[str, list[Any]], log: str, seconds: float) -> dict[str, list[Any]]:

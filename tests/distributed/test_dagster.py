@@ -17,7 +17,8 @@ from dagster_ds.orchestration import (
     dataset_asset,
     dataset_source,
 )
-from tests.distributed._functions import double, logged, pids
+from tests.distributed import _functions
+from tests.distributed._functions import double, logged, logged_in, pids
 from tests.distributed.conftest import ROWS_PER_FILE, S3, write_files
 
 
@@ -57,3 +58,55 @@ def test_a_dataset_asset_maps_on_the_dask_resource_into_s3(
     workers = set(client.run(os.getpid).values())
     assert pids(log) <= workers
     assert os.getpid() not in pids(log)
+
+
+def _assets(files: list[str], log: str) -> list[Any]:
+    parts = dataset_source("parts", "json", data_files=files)
+
+    @dataset_asset  # no required_resource_keys: the Definitions decide where it runs
+    def evens_doubled(parts: Dataset) -> Dataset:
+        evens = parts.filter(_functions.keep_even, batched=True, fn_kwargs={"log": log})
+        return evens.map(double, batched=True, fn_kwargs={"log": log})
+
+    return [parts, evens_doubled]
+
+
+def _materialize(assets: list[Any], resources: dict[str, Any], home: Path) -> dict[str, Any]:
+    """Materialize on a persistent instance; the metadata of the last asset."""
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        result = dg.materialize(assets, instance=instance, resources=resources)
+        assert result.success
+        event = instance.get_latest_materialization_event(dg.AssetKey("evens_doubled"))
+        assert event is not None
+        assert event.asset_materialization is not None
+        return dict(event.asset_materialization.metadata)
+
+
+def test_a_dask_resource_in_the_definitions_runs_an_asset_that_does_not_require_it(
+    cluster: Any, client: Any, tmp_path: Path, dagster_home: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    log = str(tmp_path / "dask.log")
+    metadata = _materialize(
+        _assets(files, log),
+        {
+            "io_manager": DatasetIOManager(base_dir=str(tmp_path / "store-dask")),
+            "dask": DaskResource(address=cluster.scheduler_address),
+        },
+        dagster_home,
+    )
+    # 3 filter shards and 3 map shards, all on the cluster's workers
+    assert metadata[DatasetMetadataKey.SHARDS_COMPUTED.value].value == 6
+    assert sorted(logged(log)) == sorted([0, 10, 20] * 2)
+    assert pids(log) <= set(client.run(os.getpid).values())
+
+    # The same Definitions without a DaskResource: the step runs here, with the same result.
+    local = _materialize(
+        _assets(files, log),
+        {"io_manager": DatasetIOManager(base_dir=str(tmp_path / "store-local"))},
+        dagster_home,
+    )
+    assert DatasetMetadataKey.SHARDS_COMPUTED.value not in local
+    assert sorted(logged_in(log, {os.getpid()})) == sorted([0, 10, 20] * 2)
+    fingerprint = DatasetMetadataKey.FINGERPRINT.value
+    assert local[fingerprint].value == metadata[fingerprint].value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ from dagster_ds.distributed import DaskExecutor, ShardCounts
 from dagster_ds.errors import ShardTaskError, StaleWorkerError, WorkerDiedError
 from tests.conftest import REPO_ROOT
 from tests.distributed import _functions
-from tests.distributed._functions import double, logged
+from tests.distributed._functions import double, logged, pids
 from tests.distributed.conftest import ROWS_PER_FILE, in_cache, write_files
 
 Cache = tuple[str, dict[str, Any]]
@@ -31,8 +32,11 @@ def _firsts(count: int, start: int = 0) -> list[int]:
     return [i * ROWS_PER_FILE for i in range(start, start + count)]
 
 
-def _driver_script(cache: Cache, files: list[str], kwargs: dict[str, Any], function: str) -> str:
-    """A second driver: maps the same files on the cluster, prints what it found and computed."""
+def _driver_script(
+    cache: Cache, files: list[str], kwargs: dict[str, Any], function: str, method: str = "map"
+) -> str:
+    """A second driver: maps (or filters) the same files on the cluster, prints what it found
+    and computed."""
     return textwrap.dedent(
         f"""
         import json, sys
@@ -46,7 +50,7 @@ def _driver_script(cache: Cache, files: list[str], kwargs: dict[str, Any], funct
             print("ready", flush=True)
             sys.stdin.readline()  # the test says go
             with DaskExecutor(address=sys.argv[1]) as executor:
-                out = dataset.map(function, batched=True, fn_kwargs={kwargs!r})
+                out = dataset.{method}(function, batched=True, fn_kwargs={kwargs!r})
             print(json.dumps({{"fingerprint": out.fingerprint, "rows": out.to_dict(),
                               "cached": executor.counts.cached,
                               "computed": executor.counts.computed}}))
@@ -107,6 +111,38 @@ def test_the_distributed_map_equals_the_local_map_and_a_second_driver_computes_n
     assert local.fingerprint == distributed.fingerprint
     assert local.to_dict() == rows == report["rows"]
     assert distributed["double"][:] == [2 * i for i in range(3 * ROWS_PER_FILE)]
+
+
+def test_the_distributed_filter_equals_the_local_filter_and_a_second_driver_computes_nothing(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log")}
+    with in_cache(shared_cache), DaskExecutor(client) as executor:
+        distributed = _load(files).filter(_functions.keep_even, batched=True, fn_kwargs=kwargs)
+        rows = distributed.to_dict()
+    assert executor.counts == ShardCounts(cached=0, computed=3)
+    assert sorted(logged(kwargs["log"])) == _firsts(3)
+    assert os.getpid() not in pids(kwargs["log"])  # the cluster's workers ran the predicate
+
+    second = _start_driver(
+        _driver_script(shared_cache, files, kwargs, "keep_even", method="filter"),
+        client.scheduler.address,
+    )
+    _go(second)
+    report = _finish_driver(second)
+    assert (report["cached"], report["computed"]) == (3, 0)
+    assert report["fingerprint"] == distributed.fingerprint
+    assert sorted(logged(kwargs["log"])) == _firsts(3)  # nobody ran the predicate again
+
+    with cache_root(str(tmp_path / "local-cache")):
+        local = _load(files).filter(_functions.keep_even, batched=True, fn_kwargs=kwargs)
+        forked = _load(files).filter(
+            _functions.keep_even, batched=True, fn_kwargs=kwargs, num_proc=2
+        )
+    assert local.fingerprint == forked.fingerprint == distributed.fingerprint
+    assert local.to_dict() == forked.to_dict() == rows == report["rows"]
+    assert distributed["id"][:] == list(range(0, 3 * ROWS_PER_FILE, 2))
 
 
 def test_appending_one_file_computes_one_shard(
@@ -185,6 +221,18 @@ def test_a_failing_function_names_the_shard_and_row_and_publishes_nothing(
         dataset = _load(files)
         with pytest.raises(ShardTaskError, match=r"rows 20 to 29 .*row 20.*cannot double id 25"):
             dataset.map(_functions.double_or_raise, batched=True, fn_kwargs=kwargs)
+    assert executor.counts == ShardCounts()  # the failed call recorded nothing
+
+
+def test_a_failing_predicate_fails_the_filter_naming_the_shard_and_row(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log"), "bad": 15}
+    with in_cache(shared_cache), DaskExecutor(client) as executor:
+        dataset = _load(files)
+        with pytest.raises(ShardTaskError, match=r"rows 10 to 19 .*row 10.*cannot judge id 15"):
+            dataset.filter(_functions.keep_or_raise, batched=True, fn_kwargs=kwargs)
     assert executor.counts == ShardCounts()  # the failed call recorded nothing
 
 
