@@ -18,6 +18,7 @@ from dagster_ds.arrow._dataset_sources import in_cache_dir
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._results import Transform, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
+from dagster_ds.cache import CacheStore
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, cast_table
 from dagster_ds.fingerprint import HashNode, fingerprint_transform, replace_arguments
@@ -335,9 +336,10 @@ def _load_split(
         return write
 
     shards: list[tuple[Shard, Features]] = []
+    store = CacheStore()
     with progress_bar(sum(file.size for file in files), f"Loading {split}", unit="B") as bar:
         for file, transform in zip(files, transforms, strict=True):
-            shards.append(shard_table(transform, reader(file), features_for))
+            shards.append(shard_table(transform, reader(file), features_for, store=store))
             bar.update(file.size)
     fingerprint = _split_fingerprint(transforms)
     dataset = shards_result(

@@ -207,7 +207,7 @@ class _MapJob:
                 bar.update(rows)
             for part, _, _ in ranges:
                 for path in sorted(part.iterdir()):
-                    for batch in read_ipc(pa.memory_map(str(path))).to_batches():
+                    for batch in read_ipc(pa.memory_map(str(path)).read_buffer()).to_batches():
                         sink.write(batch)
 
     def apply(self, table: pa.Table, offset: int) -> pa.Table:

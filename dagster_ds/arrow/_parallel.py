@@ -132,8 +132,10 @@ class ShardWork(abc.ABC, Generic[Output]):
         """
 
     @abc.abstractmethod
-    def here(self, piece: Piece, workers: int, load_from_cache_file: bool) -> Output:
-        """``piece``'s output, computed in this process (over ``workers``) unless cached."""
+    def here(
+        self, piece: Piece, workers: int, load_from_cache_file: bool, store: CacheStore
+    ) -> Output:
+        """``piece``'s output, computed in this process (over ``workers``) unless in ``store``."""
 
     @abc.abstractmethod
     def open(self, entry: CacheEntry, store: CacheStore, shard: Shard) -> Output | None:
@@ -179,7 +181,7 @@ class TableWork(ShardWork[tuple[Shard, Features]]):
         return bool(ran)
 
     def here(
-        self, piece: Piece, workers: int, load_from_cache_file: bool
+        self, piece: Piece, workers: int, load_from_cache_file: bool, store: CacheStore
     ) -> tuple[Shard, Features]:
         shard, start, transform = piece
         return shard_table(
@@ -187,6 +189,7 @@ class TableWork(ShardWork[tuple[Shard, Features]]):
             self.make_write(shard, start, workers),
             self.features_for,
             load_from_cache_file=load_from_cache_file,
+            store=store,
             base=shard if self.keeps_columns and workers == 1 else None,
         )
 
@@ -229,13 +232,16 @@ class IndicesWork(ShardWork[Shard]):
         positions_entry(transform, positions, store=store).close()
         return bool(ran)
 
-    def here(self, piece: Piece, workers: int, load_from_cache_file: bool) -> Shard:
+    def here(
+        self, piece: Piece, workers: int, load_from_cache_file: bool, store: CacheStore
+    ) -> Shard:
         del workers  # one shard's positions are computed in one process
         shard, start, transform = piece
         entry = positions_entry(
             transform,
             lambda: self.positions(shard, start, self.bar),
             load_from_cache_file=load_from_cache_file,
+            store=store,
         )
         return restricted_shard(shard, transform.fingerprint, entry)
 
@@ -489,7 +495,7 @@ def run_work(
         and all(transform.reusable for _, _, transform in pieces)
     )
     if not parallel:
-        return [work.here(piece, workers, load_from_cache_file) for piece in pieces]
+        return [work.here(piece, workers, load_from_cache_file, store) for piece in pieces]
     found = {
         transform.fingerprint: store.lookup(transform.fingerprint) for _, _, transform in pieces
     }
@@ -514,6 +520,6 @@ def run_work(
         entry = found[transform.fingerprint]
         opened = work.open(entry, store, shard) if entry is not None else None
         if opened is None:  # evicted or damaged since: compute it here
-            opened = work.here(piece, 1, True)
+            opened = work.here(piece, 1, True, store)
         results.append(opened)
     return results

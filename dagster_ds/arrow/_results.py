@@ -112,9 +112,11 @@ def run(
             store = CacheStore(random_names=True)
 
     def build_entry(writer: EntryWriter) -> None:
-        writer.update_metadata(build(writer))
+        # The transform's record (its hash tree) is made only when building: a hit
+        # returns the stored one.
+        writer.update_metadata({**transform.metadata(), **build(writer)})
 
-    return store.get_or_create(transform.fingerprint, build_entry, metadata=transform.metadata())
+    return store.get_or_create(transform.fingerprint, build_entry)
 
 
 def table_result(

@@ -64,6 +64,8 @@ def _file_fingerprint(
     file: ResolvedFile | str | os.PathLike[str], storage_options: Mapping[str, Any] | None
 ) -> str:
     url = file_url(file)
+    if "://" not in url and "::" not in url:  # a local path: skip resolving a filesystem
+        return f"content:{_local_digest(os.path.expanduser(url))}"
     fs, path = url_to_fs(url, storage_options)
     if is_local(fs):
         return f"content:{_local_digest(path)}"

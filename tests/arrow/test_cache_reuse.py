@@ -13,6 +13,7 @@ import time
 import warnings
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from dagster_ds import Dataset, UnhashableTransformWarning
@@ -258,3 +259,21 @@ def test_killing_a_writer_at_random_moments_never_leaves_a_loadable_partial_resu
     store.clean_tmp(older_than=0)
     tmp = Path(os.environ["DAGSTER_DS_CACHE"]) / "tmp"
     assert not tmp.exists() or not any(tmp.iterdir())
+
+
+@pytest.mark.parametrize("ipc_format", ["stream", "file"])
+def test_entries_load_in_either_arrow_ipc_format(tmp_path: Path, ipc_format: str) -> None:
+    # Entries are written as IPC streams; those written as IPC files by earlier
+    # releases still load, zero-copy from the memory map.
+    table = pa.table({"n": list(range(1000)), "s": [str(i) for i in range(1000)]})
+    store = CacheStore(tmp_path)
+    with store.writer("a" * 32) as writer, writer.open("data-00000.arrow") as file:
+        opener = pa.ipc.new_stream if ipc_format == "stream" else pa.ipc.new_file
+        with opener(file, table.schema) as ipc:
+            ipc.write_table(table)
+    with store.lookup("a" * 32) as entry:
+        assert entry is not None
+        allocated = pa.total_allocated_bytes()
+        loaded = read_table(entry)
+        assert pa.total_allocated_bytes() - allocated < table.nbytes // 10  # memory-mapped
+        assert loaded.equals(table)
