@@ -271,8 +271,9 @@ def test_entries_load_in_either_arrow_ipc_format(tmp_path: Path, ipc_format: str
         opener = pa.ipc.new_stream if ipc_format == "stream" else pa.ipc.new_file
         with opener(file, table.schema) as ipc:
             ipc.write_table(table)
-    with store.lookup("a" * 32) as entry:
-        assert entry is not None
+    entry = store.lookup("a" * 32)
+    assert entry is not None
+    with entry:
         allocated = pa.total_allocated_bytes()
         loaded = read_table(entry)
         assert pa.total_allocated_bytes() - allocated < table.nbytes // 10  # memory-mapped
