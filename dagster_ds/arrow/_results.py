@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -281,7 +283,8 @@ def open_table_shard(
     ``known``: an open shard that may be the entry's base (see `with_base`).
     None when the entry keeps some columns in a base entry that is gone.
     """
-    features = Features.from_yaml_list(entry.metadata_item("features"))  # type: ignore[arg-type]
+    stored, expected = _stored_features(json.dumps(entry.metadata_item("features")))
+    features = Features(stored)  # the caller's own copy
     if entry.metadata_item("base") is not None:
         layout = {name: entry.metadata_item(name) for name in BASE_KEYS}
         whole = with_base(read_table(entry), layout, store, known)
@@ -289,15 +292,28 @@ def open_table_shard(
             return None
         table, base_entries = whole
         return Shard(
-            entry.fingerprint, conform(table, features), None, (entry, *base_entries), entry
+            entry.fingerprint,
+            _conform(table, features, expected),
+            None,
+            (entry, *base_entries),
+            entry,
         ), features
-    table = conform(read_table(entry), features)
+    table = _conform(read_table(entry), features, expected)
     return Shard(entry.fingerprint, table, None, (entry,), entry), features
 
 
-def conform(table: pa.Table, features: Features) -> pa.Table:
-    """``table`` cast to ``features``' schema, when its columns' types differ from it."""
-    expected = features.type
+@functools.lru_cache(maxsize=1024)
+def _stored_features(text: str) -> tuple[Features, pa.StructType]:
+    """An entry's features (their YAML form as JSON text) and their row type, parsed once.
+
+    Every cache hit reads its entry's: most entries of a dataset share them.
+    """
+    features = Features.from_yaml_list(json.loads(text))
+    return features, features.type
+
+
+def _conform(table: pa.Table, features: Features, expected: pa.StructType) -> pa.Table:
+    """``table`` cast to ``features``' schema (row type ``expected``) if its types differ."""
     if table.schema.names == [field.name for field in expected] and all(
         column.type == field.type for column, field in zip(table.columns, expected, strict=True)
     ):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import warnings
 from collections.abc import Iterable, Mapping
@@ -147,11 +146,7 @@ class Features(dict[str, FeatureType]):
             >>> Features.from_yaml_list([{"name": "tokens", "list": "string"}])
             {'tokens': List(Value('string'))}
         """
-        try:
-            text = json.dumps(yaml_data, separators=(",", ":"))
-        except (TypeError, ValueError):
-            return cls(from_yaml_list(yaml_data))
-        return cls(_parsed_yaml_list(text))
+        return cls(from_yaml_list(yaml_data))
 
     # -- derived features ---------------------------------------------------------
 
@@ -257,16 +252,6 @@ class Features(dict[str, FeatureType]):
 
         check_columns(list(batch), list(self), what="batch")
         return {name: self.encode_column(column, name) for name, column in batch.items()}
-
-
-@functools.lru_cache(maxsize=1024)
-def _parsed_yaml_list(text: str) -> dict[str, FeatureType]:
-    """Parsed YAML features by their JSON text: every cache hit reads its entry's.
-
-    Callers get the feature objects, never the dict; `Dataset.features` hands
-    users a deep copy.
-    """
-    return from_yaml_list(json.loads(text))
 
 
 def _features_from_json(text: str) -> Features:
