@@ -197,7 +197,12 @@ def _serve_once(data_dir: Path, *args: str) -> str:
         raise AssertionError(process.stderr.read() if process.stderr else "no endpoint")
     finally:
         process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=15)
+        try:
+            process.communicate(timeout=60)  # seconds under a loaded machine, not minutes
+        except subprocess.TimeoutExpired:
+            process.kill()  # never leak it into the next test
+            process.communicate()
+            raise
 
 
 def test_cli_stable_port_is_the_one_recorded_in_the_data_dir(tmp_path):
