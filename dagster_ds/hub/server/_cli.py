@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +84,12 @@ def serve_command(
         raise click.ClickException(
             f"The token from {source} is empty: set a real token, or unset it for any-token mode."
         )
-    stop = threading.Event()
+    # A flag, not a threading.Event: the handler runs in the main thread, possibly
+    # while it holds the Event's own lock inside wait(), and set() would then
+    # deadlock (the server never stopped on SIGTERM).
+    stopping: list[int] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda number, _frame: stopping.append(number))
     options: dict[str, Any] = {}
     if allowed_hosts:
         options["allowed_hosts"] = (*LOOPBACK_HOSTS, *allowed_hosts)
@@ -116,8 +119,8 @@ def serve_command(
                 err=True,
             )
         click.echo(f"HF_ENDPOINT={server.endpoint}", nl=True)
-        while not stop.wait(0.5):
-            pass
+        while not stopping:
+            time.sleep(0.2)
     finally:
         server.stop()
         click.echo("Local Hub stopped.")
