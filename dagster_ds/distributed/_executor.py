@@ -8,7 +8,7 @@ import ipaddress
 import itertools
 import socket
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from dagster_ds.arrow._parallel import (
@@ -35,6 +35,7 @@ from dagster_ds.progress import progress_bar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+Pending = TypeVar("Pending")
 
 #: The first element of every shard task's key; the second is the output shard fingerprint.
 TASK_PREFIX = "dagster_ds-shard"
@@ -166,20 +167,12 @@ class DaskExecutor(ShardExecutor):
         name = digest(data)
         # On every worker: a worker that dies does not take the only copy with it.
         [shared] = client.scatter([data], hash=False, broadcast=True)
-        limit = self.max_tasks_in_flight or max(8, 4 * _threads(client))
         counts = ShardCounts()
         tasks = _tasks(missing, store)
-        queue: Iterator[tuple[ShardTask, Any]] = iter(tasks)
-        futures: dict[Any, ShardTask] = {}
         distributed = import_distributed()
-        pending = distributed.as_completed(with_results=True, raise_errors=False)
 
-        def submit(count: int) -> None:
-            """Submit the next ``count`` tasks at once (one message to the scheduler)."""
-            chunk = list(itertools.islice(queue, count))
-            if not chunk:
-                return
-            submitted = client.map(
+        def submit(chunk: list[tuple[ShardTask, Any]]) -> list[Any]:
+            return client.map(
                 run_shard_task,
                 [name] * len(chunk),
                 [shared] * len(chunk),
@@ -189,14 +182,13 @@ class DaskExecutor(ShardExecutor):
                 retries=self.retries,
                 pure=False,
             )
-            futures.update(zip(submitted, (task for task, _ in chunk), strict=True))
-            pending.update(submitted)
 
-        submit(limit)
         try:
-            with progress_bar(len(tasks), self.desc, unit=" shards") as bar:
-                for future, result in pending:
-                    task = futures.pop(future)
+            with (
+                progress_bar(len(tasks), self.desc, unit=" shards") as bar,
+                contextlib.closing(self._in_flight(tasks, submit, with_results=True)) as done,
+            ):
+                for (task, _), future, result in done:
                     manifest = (
                         result
                         if isinstance(result, ShardManifest)
@@ -205,16 +197,48 @@ class DaskExecutor(ShardExecutor):
                     counts.computed += manifest.computed
                     counts.elsewhere += not manifest.computed
                     bar.update(1)
-                    future.release()
-                    if len(futures) <= limit // 2:
-                        submit(limit - len(futures))
-        except BaseException:
-            if futures:
-                client.cancel(list(futures))
-            raise
         finally:
             shared.release()
         return counts
+
+    def _in_flight(
+        self,
+        items: Sequence[Pending],
+        submit: Callable[[list[Pending]], list[Any]],
+        *,
+        with_results: bool,
+    ) -> Generator[tuple[Pending, Any, Any]]:
+        """Yield ``(item, future, result or None)`` for each of ``items`` as it completes.
+
+        They are submitted in chunks, at most `max_tasks_in_flight` at a time, refilled
+        when half are done. Closing the generator (on the caller's error too) cancels
+        what is left.
+        """
+        client = self.client
+        limit = self.max_tasks_in_flight or max(8, 4 * _threads(client))
+        queue = iter(items)
+        owners: dict[Any, Pending] = {}
+        pending = import_distributed().as_completed(with_results=with_results, raise_errors=False)
+
+        def refill(count: int) -> None:
+            chunk = list(itertools.islice(queue, count))
+            if chunk:
+                submitted = submit(chunk)  # one message to the scheduler
+                owners.update(zip(submitted, chunk, strict=True))
+                pending.update(submitted)
+
+        refill(limit)
+        try:
+            for done in pending:
+                future, result = done if with_results else (done, None)
+                yield owners.pop(future), future, result
+                future.release()
+                if len(owners) <= limit // 2:
+                    refill(limit - len(owners))
+        except BaseException:
+            if owners:
+                client.cancel(list(owners))
+            raise
 
     def check_reach(self, what: str, path: str) -> None:
         """Warn (`DistributedStorageWarning`) when ``path`` is local and workers are not."""
@@ -237,35 +261,20 @@ class DaskExecutor(ShardExecutor):
         """
         client = self.client
         distributed = import_distributed()
-        limit = self.max_tasks_in_flight or max(8, 4 * _threads(client))
-        queue = iter(enumerate(items))
         results: dict[int, Result] = {}
-        futures: dict[Any, int] = {}
-        pending = distributed.as_completed(with_results=False)
 
-        def submit(count: int) -> None:
-            chunk = list(itertools.islice(queue, count))
-            if chunk:
-                submitted = client.map(
-                    function, [item for _, item in chunk], retries=self.retries, pure=False
-                )
-                futures.update(zip(submitted, (index for index, _ in chunk), strict=True))
-                pending.update(submitted)
+        def submit(chunk: list[tuple[int, Item]]) -> list[Any]:
+            return client.map(
+                function, [item for _, item in chunk], retries=self.retries, pure=False
+            )
 
-        submit(limit)
-        try:
-            for future in pending:
-                index = futures.pop(future)
-                results[index] = _call_result(future, what(items[index]), distributed)
-                future.release()
+        with contextlib.closing(
+            self._in_flight(list(enumerate(items)), submit, with_results=False)
+        ) as done:
+            for (index, item), future, _ in done:
+                results[index] = _call_result(future, what(item), distributed)
                 if on_done is not None:
                     on_done(results[index])
-                if len(futures) <= limit // 2:
-                    submit(limit - len(futures))
-        except BaseException:
-            if futures:
-                client.cancel(list(futures))
-            raise
         return [results[index] for index in range(len(items))]
 
     def record(self, counts: ShardCounts) -> None:
