@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink, read_ipc
+from dagster_ds.arrow._forked import in_processes
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._parallel import Recipe, ShardExecutor, in_processes, run_shards
+from dagster_ds.arrow._parallel import Recipe, ShardExecutor, run_shards
 from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError

@@ -19,11 +19,7 @@ executor as `Sealed` calls (`ShardExecutor.run_calls`).
 from __future__ import annotations
 
 import abc
-import multiprocessing
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
@@ -33,6 +29,7 @@ import dill
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
+from dagster_ds.arrow._forked import in_processes
 from dagster_ds.arrow._results import (
     Transform,
     open_table_shard,
@@ -42,7 +39,6 @@ from dagster_ds.arrow._results import (
 )
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.cache import CacheEntry, CacheStore
-from dagster_ds.errors import WorkerDiedError
 from dagster_ds.features import Features
 
 Item = TypeVar("Item")
@@ -54,43 +50,6 @@ WriteFactory = Callable[[Shard, int, int], Callable[[TableSink], None]]
 
 #: One unit of row-local work: an input shard, its first logical row, its output transform.
 Piece = tuple[Shard, int, Transform]
-
-# What forked workers run, keyed by the pid of the process that forked them.
-_FORKED: dict[int, Callable[[Any], Any]] = {}
-
-
-def in_processes(
-    function: Callable[[Item], Result],
-    items: Sequence[Item],
-    workers: int,
-    *,
-    what: Callable[[Item], str],
-) -> Iterator[Result]:
-    """``function`` over ``items`` in ``workers`` forked processes, results in order.
-
-    Raises:
-        WorkerDiedError: A worker process died; ``what(item)`` names its work.
-    """
-    _FORKED[os.getpid()] = function
-    context = multiprocessing.get_context("fork")
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = [pool.submit(_call_forked, item) for item in items]
-            for item, future in zip(items, futures, strict=True):
-                try:
-                    yield future.result()
-                except BrokenProcessPool as error:
-                    raise WorkerDiedError(
-                        f"A worker process died while computing {what(item)} (killed, crashed "
-                        "or out of memory); nothing of its work was cached. Rerun it, with "
-                        "fewer processes (num_proc=...) if memory is short."
-                    ) from error
-    finally:
-        _FORKED.pop(os.getpid(), None)
-
-
-def _call_forked(item: Any) -> Any:
-    return _FORKED[os.getppid()](item)
 
 
 @dataclass(frozen=True)
