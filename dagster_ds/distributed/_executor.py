@@ -218,7 +218,12 @@ class DaskExecutor(ShardExecutor):
         limit = self.max_tasks_in_flight or max(8, 4 * _threads(client))
         queue = iter(items)
         owners: dict[Any, Pending] = {}
-        pending = import_distributed().as_completed(with_results=with_results, raise_errors=False)
+        # On this client's event loop: without ``loop=``, Dask awaits the futures (and
+        # gathers their results) on the default client's loop, another thread's, which
+        # then writes to this client's connections concurrently with its own thread.
+        pending = import_distributed().as_completed(
+            loop=client.loop, with_results=with_results, raise_errors=False
+        )
 
         def refill(count: int) -> None:
             chunk = list(itertools.islice(queue, count))

@@ -61,14 +61,20 @@ def test_an_unpicklable_result_is_a_clear_error_not_a_hang() -> None:
         list(in_processes(lambda n: threading.Lock(), range(3), 2, what=str))
 
 
+def _refuse_to_rebuild() -> Exception:
+    raise RuntimeError("this exception cannot be rebuilt")
+
+
 class _Unrebuildable(Exception):
-    def __init__(self, code: int, detail: str) -> None:
-        super().__init__(f"{code}: {detail}")
+    """Pickles, but unpickling it fails (whatever reducers other libraries installed)."""
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return (_refuse_to_rebuild, ())
 
 
 def test_an_exception_that_cannot_be_rebuilt_in_the_caller_is_named() -> None:
     def raise_it(n: int) -> int:
-        raise _Unrebuildable(n, "no")
+        raise _Unrebuildable(f"{n}: no")
 
     with pytest.raises(TypeError, match=r"could not send its exception \(_Unrebuildable: 0: no\)"):
         list(in_processes(raise_it, range(1), 1, what=str))

@@ -83,11 +83,6 @@ def _materialize(assets: list[Any], resources: dict[str, Any], home: Path) -> di
 
 
 @pytest.mark.slow  # a Dask client made and closed in a step
-@pytest.mark.xfail(
-    reason="intermittent AssertionError in tornado's IOStream inside client.scheduler_info() "
-    "when the whole suite runs (issue 12: cause not found yet)",
-    strict=False,
-)
 def test_a_dask_resource_in_the_definitions_runs_an_asset_that_does_not_require_it(
     cluster: Any, client: Any, tmp_path: Path, dagster_home: Path
 ) -> None:

@@ -270,3 +270,41 @@ def test_a_worker_with_other_code_for_the_function_is_refused(
         sys.path.remove(str(tmp_path / "driver"))
         sys.modules.pop(name, None)
         client.run(_functions.forget_path, worker_folder)
+
+
+def test_an_executor_whose_client_is_not_the_default_client_runs_on_that_client(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """Completions are awaited on the executor's own client, never on Dask's default one
+    (none here: the driver's only client is made with ``set_as_default=False``)."""
+    files = write_files(tmp_path / "data", 3)
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        import distributed
+        from dagster_ds import load_dataset
+        from dagster_ds.cache import cache_root
+        from dagster_ds.distributed import DaskExecutor
+        from tests.distributed._functions import double, keep_even
+
+        with cache_root({str(tmp_path / "cache")!r}), distributed.Client(
+            sys.argv[1], set_as_default=False
+        ) as client:
+            dataset = load_dataset("json", data_files={files!r}, split="train")
+            executor = DaskExecutor(client)
+            kwargs = {{"log": {str(tmp_path / "calls.log")!r}}}
+            out = dataset.filter(keep_even, batched=True, fn_kwargs=kwargs, executor=executor)
+            out = out.map(double, batched=True, fn_kwargs=kwargs, executor=executor)
+            print(json.dumps({{"double": out["double"][:], "computed": executor.counts.computed}}))
+        """
+    )
+    driver = subprocess.run(
+        [sys.executable, "-c", script, cluster.scheduler_address],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert driver.returncode == 0, driver.stderr
+    report = json.loads(driver.stdout.strip().splitlines()[-1])
+    assert report == {"double": [2 * i for i in range(0, 3 * ROWS_PER_FILE, 2)], "computed": 6}
