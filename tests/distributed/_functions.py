@@ -81,6 +81,12 @@ def double_or_raise(batch: dict[str, list[Any]], log: str, bad: int) -> dict[str
     return double(batch, log)
 
 
+def double_or_raise_unbatched(row: dict[str, Any], bad: int) -> dict[str, Any]:
+    if row["id"] == bad:
+        raise ValueError(f"cannot double id {bad}")
+    return {"double": row["id"] * 2}
+
+
 def add_path(folder: str) -> None:
     """Put ``folder`` first on this process's sys.path (run on workers by ``client.run``)."""
     import sys

@@ -236,14 +236,16 @@ def test_a_failing_predicate_fails_the_filter_naming_the_shard_and_row(
     assert executor.counts == ShardCounts()  # the failed call recorded nothing
 
 
+@pytest.mark.parametrize("method", ["map", "filter"])
 def test_a_worker_with_other_code_for_the_function_is_refused(
-    client: Any, shared_cache: Cache, tmp_path: Path
+    client: Any, shared_cache: Cache, tmp_path: Path, method: str
 ) -> None:
     name = f"stale_{tmp_path.name.replace('-', '_')}"
     for folder, value in (("driver", 1), ("worker", 2)):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / f"{name}.py").write_text(
-            f"def tag(batch):\n    return {{'tag': [{value}] * len(batch['id'])}}\n"
+            f"def tag(batch):\n    return {{'tag': [{value}] * len(batch['id'])}}\n\n\n"
+            f"def keep(batch):\n    return [{value} == 1] * len(batch['id'])\n"
         )
     worker_folder = str(tmp_path / "worker")
     client.run(_functions.add_path, worker_folder)
@@ -257,10 +259,12 @@ def test_a_worker_with_other_code_for_the_function_is_refused(
                 info.fingerprint
                 for info in CacheStore(shared_cache[0], storage_options=shared_cache[1]).ls()
             }
+            transform = getattr(dataset, method)
+            function = module.tag if method == "map" else module.keep
             with pytest.raises(
                 StaleWorkerError, match=r"hashes to .* here but to .* on the driver"
             ):
-                dataset.map(module.tag, batched=True, executor=DaskExecutor(client))
+                transform(function, batched=True, executor=DaskExecutor(client))
         after = {
             info.fingerprint
             for info in CacheStore(shared_cache[0], storage_options=shared_cache[1]).ls()

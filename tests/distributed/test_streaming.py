@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import traceback
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from dagster_ds.distributed import DaskExecutor
 from dagster_ds.streaming import IterableDataset
@@ -62,3 +65,29 @@ def test_a_push_with_num_proc_uploads_from_the_cluster_the_files_pushed_from_her
     assert blobs("user/there") == blobs("user/here")
     # Every shard on the cluster's workers (the driver reads one batch for the features).
     assert sorted(logged_in(log, set(client.run(os.getpid).values()))) == [0, 10, 20, 30]
+
+
+TOKEN = "hf_dagsterDsClusterSecret5d2a9c"
+
+
+def test_a_push_failing_on_the_cluster_keeps_the_token_out_of_every_log_and_error(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    stream = IterableDataset.from_dict({"id": list(range(40))}, num_shards=4).map(
+        _functions.double_or_raise_unbatched, fn_kwargs={"bad": 35}
+    )
+    with (
+        LocalHubServer(tmp_path / "hub", token=TOKEN) as hub,
+        DaskExecutor(client),
+        pytest.raises(Exception, match="cannot double id 35") as raised,
+    ):
+        stream.push_to_hub(
+            "user/secret", num_shards=4, num_proc=2, token=TOKEN, endpoint=hub.endpoint
+        )
+    shown = ["".join(traceback.format_exception(raised.value)), repr(raised.value.args)]
+    for logs in (client.get_worker_logs(), {"scheduler": client.get_scheduler_logs()}):
+        shown += [line for lines in logs.values() for _, line in lines]
+    # The worker's log of the failed task (its arguments shown as run_sealed(...)).
+    assert any("Compute Failed" in line and "cannot double id 35" in line for line in shown)
+    assert not [text for text in shown if TOKEN in text]
