@@ -15,6 +15,7 @@ from dagster_ds.orchestration import (
     DatasetIOManager,
     HubResource,
     fingerprint_refresh_schedule,
+    fingerprint_source_sensor,
 )
 from definitions.daily import daily_assets
 from definitions.pipeline import GROUP, assets, checks
@@ -32,12 +33,19 @@ def hub_resource() -> HubResource:
 nightly_refresh = fingerprint_refresh_schedule(
     "nightly_refresh", "0 3 * * *", dg.AssetSelection.groups(GROUP)
 )
+# The automation path: observes the source every 15 minutes in the sensor's own process
+# and records an observation only when its content changed; fingerprint_changed() then
+# requests the assets downstream of it. Nothing changed: no observation, no run.
+observe_python_docs = fingerprint_source_sensor(
+    "observe_python_docs", dg.AssetSelection.groups(GROUP), minimum_interval_seconds=15 * 60
+)
 
 defs = dg.Definitions.merge(
     dg.Definitions(
         assets=[*assets, *daily_assets],
         asset_checks=checks,
         schedules=[nightly_refresh],
+        sensors=[observe_python_docs],
         resources={
             "io_manager": DatasetIOManager(base_dir=os.environ.get("DAGSTER_DS_STORAGE")),
             "hub": hub_resource(),

@@ -10,8 +10,10 @@
 Every transform is a `dataset_asset`: it is skipped when its fingerprint is
 already stored, and `fingerprint_changed()` requests it only when its code or
 a parent's fingerprint changed. Two ways to refresh: the nightly schedule (one
-run: observe the source, skip what did not change), or the automation sensor
-(observe the source every 15 minutes, run only what changed). The published
+run: observe the source, skip what did not change), or automation: the
+``observe_python_docs`` sensor hashes the source every 15 minutes and records an
+observation (no run) only when its content changed, and Dagster's automation
+sensor then requests only what changed. Nothing changed: no run. The published
 splits carry a freshness policy: the UI flags them when no refresh has
 materialized them for a day.
 """
@@ -50,9 +52,6 @@ python_docs = dataset_source(
     data_files=str(DATA_FILE),
     group_name=GROUP,
     description="CPython 3.11 documentation topics, one paragraph per row (PSF License).",
-    # Observed every 15 minutes by the automation sensor: a new content fingerprint makes
-    # fingerprint_changed() request the assets below, an unchanged one requests nothing.
-    automation_condition=dg.AutomationCondition.cron_tick_passed("*/15 * * * *"),
 )
 
 

@@ -65,6 +65,8 @@ def test_the_pipeline_graph() -> None:
         "test:row_count",
     }
     assert defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 3 * * *"
+    assert defs.resolve_sensor_def("observe_python_docs").minimum_interval_seconds == 900
+    assert graph.get(dg.AssetKey("python_docs")).automation_condition is None  # no cron runs
     for key in [*ASSETS, PUBLISHED]:
         condition = graph.get(dg.AssetKey(key)).automation_condition
         assert condition is not None
@@ -100,6 +102,22 @@ def test_the_multiprocess_executor_materializes_everything(example: Example) -> 
     kinds = [info.metadata.get("kind") for info in store.ls()]
     assert kinds.count("stored-dataset") == 4
     assert kinds.count("table") >= 4
+
+
+def test_the_source_sensor_launches_no_run_when_nothing_changed(example: Example) -> None:
+    repository = defs.get_repository_def()
+    runs = example.instance.get_runs_count()
+    skipped: list[str] = []
+    for _ in range(2):  # the first tick may record the source's first observation
+        context = dg.build_sensor_context(instance=example.instance, repository_def=repository)
+        data = repository.get_sensor_def("observe_python_docs").evaluate_tick(context)
+        assert not data.run_requests
+        for event in data.asset_events:
+            example.instance.report_runless_asset_event(event)
+        skipped.append(data.skip_message or "")
+    assert skipped[-1].splitlines()[0] == "0 of 1 sources changed"
+    assert skipped[-1].splitlines()[1].startswith("  python_docs: unchanged")
+    assert example.instance.get_runs_count() == runs
 
 
 def test_the_second_run_skips_every_transform_and_push(example: Example) -> None:
