@@ -81,6 +81,14 @@ def double_or_raise(batch: dict[str, list[Any]], log: str, bad: int) -> dict[str
     return double(batch, log)
 
 
+def double_failing_once(batch: dict[str, list[Any]], log: str, flag: str) -> dict[str, list[Any]]:
+    """``double``, except that the first call of all (``flag`` not yet there) raises."""
+    if not os.path.exists(flag):
+        Path(flag).touch()
+        raise OSError("a transient failure")
+    return double(batch, log)
+
+
 def double_or_raise_unbatched(row: dict[str, Any], bad: int) -> dict[str, Any]:
     if row["id"] == bad:
         raise ValueError(f"cannot double id {bad}")

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -312,3 +313,74 @@ def test_an_executor_whose_client_is_not_the_default_client_runs_on_that_client(
     assert driver.returncode == 0, driver.stderr
     report = json.loads(driver.stdout.strip().splitlines()[-1])
     assert report == {"double": [2 * i for i in range(0, 3 * ROWS_PER_FILE, 2)], "computed": 6}
+
+
+def _unfinished_shard_tasks(dask_scheduler: Any) -> int:
+    """The shard tasks the scheduler holds that are not finished (run on the scheduler)."""
+    return sum(
+        1
+        for key, task in dask_scheduler.tasks.items()
+        if isinstance(key, tuple)
+        and key[0] == "dagster_ds-shard"
+        and task.state not in ("memory", "released", "forgotten", "erred")
+    )
+
+
+def test_max_tasks_in_flight_bounds_the_shard_tasks_the_scheduler_holds(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 4)
+    most: dict[int | None, int] = {}
+    with in_cache(shared_cache):
+        dataset = _load(files)
+        for limit in (1, None):
+            kwargs = {"log": str(tmp_path / f"{limit}.log"), "seconds": 0.3}
+            done = threading.Event()
+            seen: list[int] = []
+
+            def watch(seen: list[int] = seen, done: threading.Event = done) -> None:
+                while not done.is_set():
+                    seen.append(client.run_on_scheduler(_unfinished_shard_tasks))
+
+            watcher = threading.Thread(target=watch)
+            watcher.start()
+            try:
+                out = dataset.map(
+                    _functions.slow_double,
+                    batched=True,
+                    fn_kwargs=kwargs,
+                    executor=DaskExecutor(client, max_tasks_in_flight=limit),
+                )
+            finally:
+                done.set()
+                watcher.join()
+            assert out["double"][:] == [2 * i for i in range(4 * ROWS_PER_FILE)]
+            most[limit] = max(seen)
+    assert most[1] == 1  # one task at a time
+    assert most[None] > 1  # the default submits all four at once
+
+
+def test_retries_rerun_a_failed_shard_task(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    files = write_files(tmp_path / "data", 3)
+    with in_cache(shared_cache):
+        dataset = _load(files)
+        for retries, name in ((0, "no-retry"), (1, "retry")):
+            kwargs = {"log": str(tmp_path / f"{name}.log"), "flag": str(tmp_path / name)}
+            executor = DaskExecutor(client, retries=retries)
+            if retries == 0:
+                with pytest.raises(ShardTaskError, match="a transient failure"):
+                    dataset.map(
+                        _functions.double_failing_once,
+                        batched=True,
+                        fn_kwargs=kwargs,
+                        executor=executor,
+                    )
+                continue
+            out = dataset.map(
+                _functions.double_failing_once, batched=True, fn_kwargs=kwargs, executor=executor
+            )
+            assert executor.counts == ShardCounts(cached=0, computed=3)
+            assert out["double"][:] == [2 * i for i in range(3 * ROWS_PER_FILE)]
+    assert sorted(logged(tmp_path / "retry.log")) == _firsts(3)  # the failed one, retried
