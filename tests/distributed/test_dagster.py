@@ -111,3 +111,27 @@ def test_a_dask_resource_in_the_definitions_runs_an_asset_that_does_not_require_
     assert sorted(logged_in(log, {os.getpid()})) == sorted([0, 10, 20] * 2)
     fingerprint = DatasetMetadataKey.FINGERPRINT.value
     assert local[fingerprint].value == metadata[fingerprint].value
+
+
+@pytest.mark.slow  # a local Dask cluster started and closed inside a step
+def test_a_dask_resource_without_an_address_starts_a_local_cluster_for_the_step(
+    tmp_path: Path, dagster_home: Path
+) -> None:
+    import psutil
+
+    files = write_files(tmp_path / "data", 3)
+    log = str(tmp_path / "dask.log")
+    metadata = _materialize(
+        _assets(files, log),
+        {
+            "io_manager": DatasetIOManager(base_dir=str(tmp_path / "store")),
+            "dask": DaskResource(n_workers=1),
+        },
+        dagster_home,
+    )
+    assert metadata[DatasetMetadataKey.SHARDS_COMPUTED.value].value == 6
+    assert sorted(logged(log)) == sorted([0, 10, 20] * 2)
+    assert os.getpid() not in pids(log)  # the local cluster's worker ran them
+    assert len(pids(log)) == 1  # its one worker process
+    after = {child.pid for child in psutil.Process().children(recursive=True)}
+    assert not pids(log) & after  # the cluster was closed with the step
