@@ -25,6 +25,31 @@ def test_import_does_not_pull_in_dagster_the_hub_client_or_dask(run_python: RunP
     assert loaded == "[]"
 
 
+def test_reading_parquet_without_filters_does_not_load_pyarrow_dataset(
+    run_python: RunPython,
+) -> None:
+    """``pyarrow.dataset`` loads pandas (~40 MB of memory): only ``filters=`` needs it."""
+    loaded = run_python(
+        """
+        import sys, tempfile
+        import pyarrow as pa, pyarrow.parquet as pq
+        from dagster_ds import load_dataset
+        path = tempfile.mkdtemp() + "/t.parquet"
+        pq.write_table(pa.table({"id": list(range(100))}), path, row_group_size=10)
+        streamed = load_dataset("parquet", data_files=path, split="train", streaming=True)
+        loaded = load_dataset("parquet", data_files=path, split="train")
+        assert sum(1 for _ in streamed) == len(loaded) == 100
+        print("pyarrow.dataset" in sys.modules)
+        filtered = load_dataset(
+            "parquet", data_files=path, split="train", streaming=True, filters=[("id", "<", 5)]
+        )
+        assert [row["id"] for row in filtered] == [0, 1, 2, 3, 4]
+        print("pyarrow.dataset" in sys.modules)
+        """
+    )
+    assert loaded.split() == ["False", "True"]
+
+
 def test_all_lists_exactly_the_public_names() -> None:
     public = {
         name

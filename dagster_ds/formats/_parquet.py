@@ -60,27 +60,19 @@ class RowGroup:
     total_byte_size: int
 
 
-def _verifying_format() -> ds.ParquetFileFormat:
-    """Parquet reading that verifies page checksums (files we write carry them)."""
-    import pyarrow.dataset as ds
+def _open(url: str, storage_options: Mapping[str, Any] | None) -> pq.ParquetFile:
+    """The file's footer read, its pages verified against their checksums when read.
 
-    options = ds.ParquetFragmentScanOptions(page_checksum_verification=True)
-    return ds.ParquetFileFormat(default_fragment_scan_options=options)
-
-
-def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.ParquetFileFragment:
-
+    `pyarrow.parquet.ParquetFile`, not a `pyarrow.dataset` fragment: importing
+    ``pyarrow.dataset`` costs ~40 MB (it loads pandas), paid only for ``filters=``.
+    """
     fs, path = url_to_fs(url, storage_options)
-    filesystem = (
-        pafs.LocalFileSystem() if is_local(fs) else pafs.PyFileSystem(pafs.FSSpecHandler(fs))  # pyright: ignore[reportAbstractUsage]
-    )
+    source: Any = path if is_local(fs) else fs.open(path, "rb")
     try:
-        fragment = cast(
-            "ds.ParquetFileFragment",
-            _verifying_format().make_fragment(path, filesystem=filesystem),
-        )
-        fragment.ensure_complete_metadata()
+        return pq.ParquetFile(source, page_checksum_verification=True)
     except (pa.ArrowInvalid, OSError) as error:
+        if not isinstance(source, str):
+            source.close()
         if isinstance(error, FileNotFoundError) or "Parquet" not in str(error):
             raise
         raise MalformedFileError(
@@ -88,6 +80,22 @@ def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.Parquet
             "right format=.",
             path=url,
         ) from error
+
+
+def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.ParquetFileFragment:
+    """The file as a `pyarrow.dataset` fragment, for filtered reads (pages verified)."""
+    import pyarrow.dataset as ds
+
+    fs, path = url_to_fs(url, storage_options)
+    filesystem = (
+        pafs.LocalFileSystem() if is_local(fs) else pafs.PyFileSystem(pafs.FSSpecHandler(fs))  # pyright: ignore[reportAbstractUsage]
+    )
+    options = ds.ParquetFragmentScanOptions(page_checksum_verification=True)
+    file_format = ds.ParquetFileFormat(default_fragment_scan_options=options)
+    fragment = cast(
+        "ds.ParquetFileFragment", file_format.make_fragment(path, filesystem=filesystem)
+    )
+    fragment.ensure_complete_metadata()
     return fragment
 
 
@@ -117,10 +125,13 @@ def list_row_groups(
         >>> [(group.index, group.num_rows) for group in list_row_groups(path)]
         [(0, 100), (1, 100), (2, 50)]
     """
-    fragment = _fragment(file_url(file), storage_options)
-    return [
-        RowGroup(group.id, group.num_rows, group.total_byte_size) for group in fragment.row_groups
-    ]
+    with _open(file_url(file), storage_options) as opened:
+        metadata = opened.metadata
+        groups = (metadata.row_group(index) for index in range(metadata.num_row_groups))
+        return [
+            RowGroup(index, group.num_rows, group.total_byte_size)
+            for index, group in enumerate(groups)
+        ]
 
 
 def read_row_group(
@@ -155,18 +166,17 @@ def read_row_group(
         [{'text': 'c'}]
     """
     url = file_url(file)
-    fragment = _fragment(url, storage_options)
-    _check_row_groups(fragment, [index], url)
-    _check_columns(fragment.physical_schema, columns, url)
-    subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
-    try:
-        return subset.to_table(
-            columns=list(columns) if columns is not None else None, use_threads=False
-        )
-    except (pa.ArrowInvalid, OSError) as error:
-        if isinstance(error, FileNotFoundError):
-            raise
-        raise _corrupt(url, index, error) from error
+    with _open(url, storage_options) as opened:
+        _check_row_groups(opened.metadata.num_row_groups, [index], url)
+        _check_columns(opened.schema_arrow, columns, url)
+        try:
+            return opened.read_row_group(
+                index, columns=list(columns) if columns is not None else None, use_threads=False
+            )
+        except (pa.ArrowInvalid, OSError) as error:
+            if isinstance(error, FileNotFoundError):
+                raise
+            raise _corrupt(url, index, error) from error
 
 
 def _corrupt(url: str, row_group: int, error: Exception) -> MalformedFileError:
@@ -229,45 +239,104 @@ def iter_parquet_batches(
     check_positions(batch_size, start_row)
     url = file_url(file)
     expression = to_expression(filters)
-    fragment = _fragment(url, storage_options)
-    _check_columns(fragment.physical_schema, columns, url)
-    groups = {group.id: group.num_rows for group in fragment.row_groups}
-    selected = list(groups) if row_groups is None else list(row_groups)
-    _check_row_groups(fragment, selected, url)
+    if expression is not None:
+        raw = _filtered_batches(
+            url, storage_options, expression, columns, row_groups, batch_size, stats
+        )
+        return finish(raw, source=url, batch_size=batch_size, skip=start_row, stats=stats)
+    opened = _open(url, storage_options)
+    try:
+        _check_columns(opened.schema_arrow, columns, url)
+        metadata = opened.metadata
+        groups = [metadata.row_group(index).num_rows for index in range(metadata.num_row_groups)]
+        selected = list(range(len(groups))) if row_groups is None else list(row_groups)
+        _check_row_groups(len(groups), selected, url)
+    except BaseException:
+        opened.close(force=True)
+        raise
     if stats is not None:
         stats.row_groups_total += len(groups)
-    if expression is not None:
-        try:
-            pieces = cast(
-                "list[ds.ParquetFileFragment]",
-                fragment.split_by_row_group(expression, schema=fragment.physical_schema),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
-            raise InvalidFilterError(
-                f"Cannot apply filter {expression} to {url!r} (columns "
-                f"{fragment.physical_schema.names!r}): {error}. Fix filters=."
-            ) from error
-        kept = {piece.row_groups[0].id for piece in pieces}
-        selected = [index for index in selected if index in kept]
     skip = start_row
-    if expression is None:
-        while selected and groups[selected[0]] <= skip:
-            skip -= groups[selected.pop(0)]
-    raw = _read_row_groups(fragment, selected, groups, columns, expression, batch_size, stats)
+    while selected and groups[selected[0]] <= skip:
+        skip -= groups[selected.pop(0)]
+    raw = _read_row_groups(opened, url, selected, groups, columns, batch_size, stats)
     return finish(raw, source=url, batch_size=batch_size, skip=skip, stats=stats)
 
 
 def _read_row_groups(
-    fragment: ds.ParquetFileFragment,
+    opened: pq.ParquetFile,
+    url: str,
     selected: list[int],
-    groups: dict[int, int],
+    groups: list[int],
     columns: Sequence[str] | None,
+    batch_size: int,
+    stats: ReadStats | None,
+) -> Iterator[pa.RecordBatch]:
+    """The batches of the ``selected`` row groups of ``opened``, which is closed at the end."""
+    names = list(columns) if columns is not None else None
+    try:
+        for index in selected:
+            if stats is not None:
+                stats.row_groups_read += 1
+                stats.rows_read += groups[index]
+            try:
+                yield from opened.iter_batches(
+                    batch_size=batch_size, row_groups=[index], columns=names, use_threads=True
+                )
+            except (pa.ArrowInvalid, OSError) as error:
+                if isinstance(error, FileNotFoundError):
+                    raise
+                raise _corrupt(url, index, error) from error
+        if not selected:
+            yield _empty_batch(opened.schema_arrow, names)
+    finally:
+        opened.close(force=True)
+
+
+def _filtered_batches(
+    url: str,
+    storage_options: Mapping[str, Any] | None,
+    expression: Any,
+    columns: Sequence[str] | None,
+    row_groups: Sequence[int] | None,
+    batch_size: int,
+    stats: ReadStats | None,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of the file that match ``expression``: row groups pruned by statistics."""
+    fragment = _fragment(url, storage_options)
+    _check_columns(fragment.physical_schema, columns, url)
+    groups = {group.id: group.num_rows for group in fragment.row_groups}
+    selected = list(groups) if row_groups is None else list(row_groups)
+    _check_row_groups(fragment.num_row_groups, selected, url)
+    if stats is not None:
+        stats.row_groups_total += len(groups)
+    try:
+        pieces = cast(
+            "list[ds.ParquetFileFragment]",
+            fragment.split_by_row_group(expression, schema=fragment.physical_schema),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
+        raise InvalidFilterError(
+            f"Cannot apply filter {expression} to {url!r} (columns "
+            f"{fragment.physical_schema.names!r}): {error}. Fix filters=."
+        ) from error
+    kept = {piece.row_groups[0].id for piece in pieces}
+    matching = [index for index in selected if index in kept]
+    names = list(columns) if columns is not None else None
+    return _matching_rows(fragment, url, matching, groups, names, expression, batch_size, stats)
+
+
+def _matching_rows(
+    fragment: ds.ParquetFileFragment,
+    url: str,
+    matching: list[int],
+    groups: dict[int, int],
+    names: list[str] | None,
     expression: Any,
     batch_size: int,
     stats: ReadStats | None,
 ) -> Iterator[pa.RecordBatch]:
-    names = list(columns) if columns is not None else None
-    for index in selected:
+    for index in matching:
         if stats is not None:
             stats.row_groups_read += 1
             stats.rows_read += groups[index]
@@ -279,12 +348,15 @@ def _read_row_groups(
         except (pa.ArrowInvalid, OSError) as error:
             if isinstance(error, FileNotFoundError):
                 raise
-            raise _corrupt(fragment.path, index, error) from error
-    if not selected:
-        schema = fragment.physical_schema
-        if names is not None:
-            schema = pa.schema([schema.field(name) for name in names])
-        yield pa.RecordBatch.from_pylist([], schema=schema)
+            raise _corrupt(url, index, error) from error
+    if not matching:
+        yield _empty_batch(fragment.physical_schema, names)
+
+
+def _empty_batch(schema: pa.Schema, names: list[str] | None) -> pa.RecordBatch:
+    if names is not None:
+        schema = pa.schema([schema.field(name) for name in names])
+    return pa.RecordBatch.from_pylist([], schema=schema)
 
 
 def _check_columns(schema: pa.Schema, columns: Sequence[str] | None, url: str) -> None:
@@ -300,8 +372,7 @@ def _check_columns(schema: pa.Schema, columns: Sequence[str] | None, url: str) -
         )
 
 
-def _check_row_groups(fragment: ds.ParquetFileFragment, indices: Sequence[int], url: str) -> None:
-    count = fragment.num_row_groups
+def _check_row_groups(count: int, indices: Sequence[int], url: str) -> None:
     bad = [index for index in indices if not 0 <= index < count]
     if bad:
         raise RowGroupIndexError(
