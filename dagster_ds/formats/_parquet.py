@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
@@ -274,19 +274,14 @@ def _read_row_groups(
 ) -> Iterator[pa.RecordBatch]:
     """The batches of the ``selected`` row groups of ``opened``, which is closed at the end."""
     names = list(columns) if columns is not None else None
+
+    def read(index: int) -> Iterator[pa.RecordBatch]:
+        return opened.iter_batches(
+            batch_size=batch_size, row_groups=[index], columns=names, use_threads=True
+        )
+
     try:
-        for index in selected:
-            if stats is not None:
-                stats.row_groups_read += 1
-                stats.rows_read += groups[index]
-            try:
-                yield from opened.iter_batches(
-                    batch_size=batch_size, row_groups=[index], columns=names, use_threads=True
-                )
-            except (pa.ArrowInvalid, OSError) as error:
-                if isinstance(error, FileNotFoundError):
-                    raise
-                raise _corrupt(url, index, error) from error
+        yield from _each_row_group(url, selected, groups, read, stats)
         if not selected:
             yield _empty_batch(opened.schema_arrow, names)
     finally:
@@ -336,21 +331,39 @@ def _matching_rows(
     batch_size: int,
     stats: ReadStats | None,
 ) -> Iterator[pa.RecordBatch]:
-    for index in matching:
+    def read(index: int) -> Iterator[pa.RecordBatch]:
+        subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
+        return subset.to_batches(
+            columns=names, filter=expression, batch_size=batch_size, use_threads=True
+        )
+
+    yield from _each_row_group(url, matching, groups, read, stats)
+    if not matching:
+        yield _empty_batch(fragment.physical_schema, names)
+
+
+def _each_row_group(
+    url: str,
+    indices: Sequence[int],
+    groups: Sequence[int] | Mapping[int, int],
+    read: Callable[[int], Iterator[pa.RecordBatch]],
+    stats: ReadStats | None,
+) -> Iterator[pa.RecordBatch]:
+    """What ``read(index)`` yields for each row group of ``indices``, counted in ``stats``.
+
+    Raises:
+        MalformedFileError: A page of a row group does not match its checksum.
+    """
+    for index in indices:
         if stats is not None:
             stats.row_groups_read += 1
             stats.rows_read += groups[index]
-        subset = cast("ds.ParquetFileFragment", fragment.subset(row_group_ids=[index]))
         try:
-            yield from subset.to_batches(
-                columns=names, filter=expression, batch_size=batch_size, use_threads=True
-            )
+            yield from read(index)
         except (pa.ArrowInvalid, OSError) as error:
             if isinstance(error, FileNotFoundError):
                 raise
             raise _corrupt(url, index, error) from error
-    if not matching:
-        yield _empty_batch(fragment.physical_schema, names)
 
 
 def _empty_batch(schema: pa.Schema, names: list[str] | None) -> pa.RecordBatch:
