@@ -97,20 +97,18 @@ def _same_array(output: pa.ChunkedArray, source: pa.ChunkedArray) -> bool:
     return True
 
 
-def with_base(
-    table: pa.Table, metadata: dict[str, Any], store: CacheStore, known: Shard | None = None
-) -> tuple[pa.Table, tuple[CacheEntry, ...]] | None:
-    """``table`` (the stored columns) with its base entry's columns; None if the base is gone.
+def base_of(
+    metadata: dict[str, Any], store: CacheStore, known: Shard | None = None
+) -> Shard | None:
+    """The open shard of the base entry whose columns an entry keeps; None if it is gone.
 
     ``known``: a shard already open (the map's input), used as the base when it
-    is the base's whole entry, instead of opening that entry again.
-    Returns the whole table and the base entries it holds open.
+    is the base's whole entry, instead of opening that entry again. The base's
+    table itself is read only when `joined` needs it.
     """
     from dagster_ds.arrow._results import open_table_shard
 
-    base_key = metadata.get("base")
-    if not isinstance(base_key, str):
-        return table, ()
+    base_key = metadata["base"]
     if (
         known is not None
         and known.indices is None
@@ -118,31 +116,34 @@ def with_base(
         and known.table_entry.key == base_key
         and store.holds(known.table_entry)
     ):
-        base = known
-    else:
-        base_entry = store.lookup(base_key)
-        if base_entry is None:
-            return None
-        opened = open_table_shard(base_entry, store)
-        if opened is None:
-            base_entry.close()
-            return None
-        base, _ = opened
+        return known
+    base_entry = store.lookup(base_key)
+    if base_entry is None:
+        return None
+    opened = open_table_shard(base_entry, store)
+    if opened is None:
+        base_entry.close()
+        return None
+    return opened[0]
+
+
+def joined(table: pa.Table, metadata: dict[str, Any], base: Shard) -> pa.Table | None:
+    """``table`` (the stored columns) with ``base``'s columns; None if their rows differ."""
+    base_table = base.table
+    if base_table.num_rows != table.num_rows:
+        return None
     columns = {name: table.column(name) for name in table.column_names}
     for name in metadata["base_columns"]:
-        columns[name] = base.table.column(name)
+        columns[name] = base_table.column(name)
     order: list[str] = list(metadata["column_order"])
-    if base.table.num_rows != table.num_rows:
-        return None
-    whole = pa.Table.from_arrays(
+    return pa.Table.from_arrays(
         [columns[name] for name in order],
         schema=pa.schema(
             [
-                base.table.schema.field(name)
+                base_table.schema.field(name)
                 if name in metadata["base_columns"]
                 else table.schema.field(name)
                 for name in order
             ]
         ),
     )
-    return whole, base.entries

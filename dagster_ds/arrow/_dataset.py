@@ -248,15 +248,33 @@ class Dataset(
         mapping: pa.Array | None,
         mapping_entries: tuple[CacheEntry, ...],
     ) -> None:
-        """Hold ``shards`` (at least one) and ``mapping``; derive the physical table and rows."""
+        """Hold ``shards`` (at least one) and ``mapping``; the physical table comes on first use.
+
+        Shards found in the cache are opened only when their rows are read (see
+        `LazyTable`): a map whose shards all hit reads none of its input.
+        """
         self._shards = shards
         self._mapping = mapping
         self._mapping_entries = mapping_entries
-        table, physical = concatenate(shards, self._features.arrow_schema)
-        self._data = with_features_metadata(table, self._features)
-        if mapping is not None and physical is not None:
-            physical = physical.take(mapping)
-        self._indices: pa.Array | None = mapping if physical is None else physical
+        self._rows: tuple[pa.Table, pa.Array | None] | None = None
+
+    def _physical(self) -> tuple[pa.Table, pa.Array | None]:
+        """The shards' tables as one (with the features metadata) and the rows it holds."""
+        if self._rows is None:
+            table, physical = concatenate(self._shards, self._features.arrow_schema)
+            if self._mapping is not None and physical is not None:
+                physical = physical.take(self._mapping)
+            indices = self._mapping if physical is None else physical
+            self._rows = (with_features_metadata(table, self._features), indices)
+        return self._rows
+
+    @property
+    def _data(self) -> pa.Table:
+        return self._physical()[0]
+
+    @property
+    def _indices(self) -> pa.Array | None:
+        return self._physical()[1]
 
     # -- properties ------------------------------------------------------
 
@@ -273,17 +291,24 @@ class Dataset(
     @property
     def column_names(self) -> list[str]:
         """The column names, in order."""
-        return list(self._data.column_names)
+        if self._rows is not None:  # (or the released data of a finished `with` block)
+            return list(self._rows[0].column_names)
+        return list(self._features)
 
     @property
     def num_rows(self) -> int:
         """How many rows the dataset has (after its indices mapping, if any)."""
-        return len(self._indices) if self._indices is not None else self._data.num_rows
+        if self._rows is not None:
+            data, indices = self._rows
+            return len(indices) if indices is not None else data.num_rows
+        if self._mapping is not None:
+            return len(self._mapping)
+        return sum(shard.num_rows for shard in self._shards)
 
     @property
     def num_columns(self) -> int:
         """How many columns the dataset has."""
-        return self._data.num_columns
+        return len(self.column_names)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -428,7 +453,7 @@ class Dataset(
             yield self._read(slice(start, stop))
 
     def _require_columns(self, names: Iterable[str], argument: str) -> None:
-        missing = [name for name in names if name not in self._data.column_names]
+        missing = [name for name in names if name not in self._features]
         if missing:
             raise ColumnNotFoundError(
                 f"{argument}: column(s) {missing} not in the dataset; its columns are "

@@ -97,8 +97,7 @@ class FormatMethods:
         """Release the memory-mapped data, as the anchor does; the dataset is unusable after."""
         dataset = _as_dataset(self)
         released = _Released(repr(dataset))
-        dataset._data = released  # type: ignore[assignment]  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
-        dataset._indices = None  # pyright: ignore[reportPrivateUsage]
+        dataset._rows = (released, None)  # type: ignore[assignment]  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
 
 
 class _Released:

@@ -73,7 +73,7 @@ def _select_range(dataset: Dataset, rows: range, new_fingerprint: str | None) ->
             )
         else:
             indices = shard.indices.slice(start, stop - start)
-            kept.append(Shard(fingerprint, shard.table, indices, shard.entries))
+            kept.append(Shard(fingerprint, shard.rows, indices, shard.entries))
     non_empty = [shard for shard in kept if shard.num_rows] or kept[:1]
     return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset, non_empty, fingerprint=transform.fingerprint, step=transform.step()

@@ -54,5 +54,5 @@ def _one_shard(part: Dataset) -> Shard:
     shards = part._shards  # pyright: ignore[reportPrivateUsage]
     if len(shards) == 1 and part._mapping is None:  # pyright: ignore[reportPrivateUsage]
         shard = shards[0]
-        return Shard(part.fingerprint, shard.table, shard.indices, entries, shard.table_entry)
+        return Shard(part.fingerprint, shard.rows, shard.indices, entries, shard.table_entry)
     return Shard(part.fingerprint, part.data, part._indices, entries)  # pyright: ignore[reportPrivateUsage]

@@ -15,12 +15,13 @@ from dagster_ds.arrow._changed_columns import (
     BASE_KEYS,
     ChangedColumnsSink,
     LayoutChanged,
-    with_base,
+    base_of,
+    joined,
 )
 from dagster_ds.arrow._entries import TableSink, read_indices, read_table, write_indices
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._lineage import LineageStep
-from dagster_ds.arrow._shards import Shard, offsets
+from dagster_ds.arrow._shards import LazyTable, Shard, offsets
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
 from dagster_ds.errors import CacheError, InvalidFingerprintError, SchemaMismatchError
 from dagster_ds.features import Features, arrow_type_to_feature
@@ -192,7 +193,7 @@ def restricted_shard(shard: Shard, fingerprint: str, entry: CacheEntry) -> Shard
     """``shard`` seen through the positions ``entry`` holds, as the shard ``fingerprint``."""
     positions = read_indices(entry)
     rows = shard.indices.take(positions) if shard.indices is not None else positions
-    return Shard(fingerprint, shard.table, rows, (*shard.entries, entry), shard.table_entry)
+    return Shard(fingerprint, shard.rows, rows, (*shard.entries, entry), shard.table_entry)
 
 
 def units(parent: Dataset) -> list[tuple[Shard, int]]:
@@ -278,28 +279,54 @@ def holds(store: CacheStore, entry: CacheEntry) -> bool:
 def open_table_shard(
     entry: CacheEntry, store: CacheStore, known: Shard | None = None
 ) -> tuple[Shard, Features] | None:
-    """The shard a table entry holds, memory-mapped, and its features.
+    """The shard a table entry holds, and its features; its table is read on first use.
 
-    ``known``: an open shard that may be the entry's base (see `with_base`).
-    None when the entry keeps some columns in a base entry that is gone.
+    ``known``: an open shard that may be the entry's base (see `base_of`).
+    None when the entry keeps some columns in a base entry that is gone, or
+    whose rows do not match.
     """
     stored, expected = _stored_features(json.dumps(entry.metadata_item("features")))
     features = Features(stored)  # the caller's own copy
+    layout: dict[str, Any] | None = None
+    base: Shard | None = None
     if entry.metadata_item("base") is not None:
         layout = {name: entry.metadata_item(name) for name in BASE_KEYS}
-        whole = with_base(read_table(entry), layout, store, known)
-        if whole is None:
+        base = base_of(layout, store, known)
+        if base is None:
             return None
-        table, base_entries = whole
-        return Shard(
-            entry.fingerprint,
-            _conform(table, features, expected),
-            None,
-            (entry, *base_entries),
-            entry,
-        ), features
-    table = _conform(read_table(entry), features, expected)
-    return Shard(entry.fingerprint, table, None, (entry,), entry), features
+    num_rows = entry.metadata_item("num_rows")
+    entries = (entry, *(base.entries if base is not None else ()))
+
+    def open_rows() -> pa.Table:
+        table = read_table(entry)
+        if layout is not None and base is not None:
+            whole = joined(table, layout, base)
+            if whole is None:
+                raise _damaged(entry, store, f"has other rows than its base {base.fingerprint!r}")
+            table = whole
+        table = _conform(table, stored, expected)
+        if isinstance(num_rows, int) and table.num_rows != num_rows:
+            raise _damaged(entry, store, f"holds {table.num_rows} rows, its manifest {num_rows}")
+        return table
+
+    if not isinstance(num_rows, int) or (base is not None and base.table_rows != num_rows):
+        # An entry of an earlier release, or one whose base does not match: read it now.
+        if base is not None and isinstance(num_rows, int):
+            return None
+        try:
+            table = open_rows()
+        except CacheError:
+            return None
+        return Shard(entry.fingerprint, table, None, entries, entry), features
+    return Shard(entry.fingerprint, LazyTable(num_rows, open_rows), None, entries, entry), features
+
+
+def _damaged(entry: CacheEntry, store: CacheStore, what: str) -> CacheError:
+    return CacheError(
+        f"The cache entry {entry.fingerprint!r} in {store.root!r} {what}: it is damaged. "
+        f"Remove it (CacheStore({store.root!r}).remove({entry.fingerprint!r})) and run "
+        "again to recompute it."
+    )
 
 
 @functools.lru_cache(maxsize=1024)

@@ -11,7 +11,8 @@ over their concatenated rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,13 +24,51 @@ if TYPE_CHECKING:
     from dagster_ds.cache import CacheEntry
 
 
+class LazyTable:
+    """A table opened on first use (from its held-open cache entry), of known row count.
+
+    A shard found in the cache need not be read until its rows are: a refresh
+    whose transforms all hit never opens its inputs, and a driver never
+    downloads the shards a cluster computed until the rows are asked for.
+    """
+
+    def __init__(self, num_rows: int, open_table: Callable[[], pa.Table]) -> None:
+        self.num_rows = num_rows
+        self._open = open_table
+        self._table: pa.Table | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> pa.Table:
+        """The table, opened once."""
+        if self._table is None:
+            with self._lock:
+                if self._table is None:
+                    self._table = self._open()
+        return self._table
+
+    def __reduce__(self) -> tuple[Callable[[pa.Table], LazyTable], tuple[pa.Table]]:
+        """Pickled as its rows (opened now): what opens them stays in this process."""
+        return (_opened, (self.get(),))
+
+
+def _opened(table: pa.Table) -> LazyTable:
+    lazy = LazyTable(table.num_rows, lambda: table)
+    lazy._table = table  # already open
+    return lazy
+
+
+#: A shard's rows: a table, or one opened on first use.
+Rows = pa.Table | LazyTable
+
+
 @dataclass(frozen=True, eq=False)
 class Shard:
     """One contiguous piece of a dataset.
 
     Attributes:
         fingerprint: Names the shard's rows (its cache key).
-        table: The rows, memory-mapped from ``entries`` when cached.
+        rows: The table (memory-mapped from ``entries`` when cached), or a
+            `LazyTable` that opens it on first use; `table` reads it.
         indices: The rows of ``table`` the shard holds, in order (None: all).
         entries: The cache entries the shard's files live in, held open.
         table_entry: The entry whose whole table ``table`` is, if any: a stored
@@ -37,15 +76,25 @@ class Shard:
     """
 
     fingerprint: str
-    table: pa.Table
+    rows: Rows
     indices: pa.Array | None = None
     entries: tuple[CacheEntry, ...] = ()
     table_entry: CacheEntry | None = None
 
     @property
+    def table(self) -> pa.Table:
+        """The shard's table (before its indices), opened now if it was not yet."""
+        return self.rows.get() if isinstance(self.rows, LazyTable) else self.rows
+
+    @property
+    def table_rows(self) -> int:
+        """The rows of `table`, without opening it."""
+        return self.rows.num_rows
+
+    @property
     def num_rows(self) -> int:
         """The rows the shard holds (after its indices, if any)."""
-        return len(self.indices) if self.indices is not None else self.table.num_rows
+        return len(self.indices) if self.indices is not None else self.table_rows
 
     def read(self, start: int, stop: int) -> pa.Table:
         """Rows ``start`` to ``stop`` of the shard (zero-copy without indices)."""
@@ -85,10 +134,10 @@ def concatenate(shards: Sequence[Shard], schema: pa.Schema) -> tuple[pa.Table, p
     start = 0
     for shard in shards:
         if shard.indices is None:
-            pieces.append(pa.array(range(start, start + shard.table.num_rows), pa.uint64()))
+            pieces.append(pa.array(range(start, start + shard.table_rows), pa.uint64()))
         else:
             pieces.append(pc.add(shard.indices, pa.scalar(start, pa.uint64())))
-        start += shard.table.num_rows
+        start += shard.table_rows
     physical = pa.concat_arrays(pieces) if pieces else pa.array([], pa.uint64())
     return table, physical
 

@@ -372,14 +372,14 @@ def _open_shard(store: CacheStore, reference: Mapping[str, Any]) -> Shard | None
         return None
     shard, _ = opened
     if not reference.get("rows"):
-        return Shard(str(reference["fingerprint"]), shard.table, None, shard.entries, table_entry)
+        return Shard(str(reference["fingerprint"]), shard.rows, None, shard.entries, table_entry)
     rows_entry = store.lookup(str(reference["rows"]))
     if rows_entry is None:
         table_entry.close()
         return None
     return Shard(
         str(reference["fingerprint"]),
-        shard.table,
+        shard.rows,
         read_indices(rows_entry),
         (*shard.entries, rows_entry),
         table_entry,

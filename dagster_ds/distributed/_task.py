@@ -142,7 +142,7 @@ def _input_shard(store: CacheStore, task: ShardTask, table: pa.Table | None) -> 
             " the transform again; it recomputes its input."
         )
     read, _ = opened
-    return Shard(task.shard_fingerprint, read.table, task.indices, read.entries, read.table_entry)
+    return Shard(task.shard_fingerprint, read.rows, task.indices, read.entries, read.table_entry)
 
 
 def _where() -> str:

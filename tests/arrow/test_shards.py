@@ -3,6 +3,7 @@ shard by shard, each output shard cached under its own fingerprint."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -197,3 +198,28 @@ def test_a_worker_killed_mid_map_fails_clearly_and_caches_nothing_half_done(
     assert again["m"][:] == [n * 10 for n in range(sum(sizes))]
     recomputed = _computed_rows(log)
     assert recomputed >= (10 if len(sizes) > 1 else 40)  # at least the killed shard's rows
+
+
+def _mapped_cache_files() -> set[str]:
+    """The cache files this process has memory-mapped (Linux: /proc/self/maps)."""
+    cache = os.environ["DAGSTER_DS_CACHE"]
+    with open("/proc/self/maps") as maps:
+        paths = {line.split(maxsplit=5)[-1].strip() for line in maps if cache in line}
+    return {path for path in paths if path.startswith(cache)}
+
+
+def test_shards_found_in_the_cache_are_read_only_when_their_rows_are(tmp_path: Path) -> None:
+    """A refresh whose map finds its shards stored reads neither them nor their input."""
+
+    def double(batch: dict[str, list[int]]) -> dict[str, list[int]]:
+        return {"d": [n * 2 for n in batch["n"]]}
+
+    expected = _files_dataset(tmp_path / "a", [5, 5, 5]).map(double, batched=True)["d"][:]
+    gc.collect()
+    before = _mapped_cache_files()
+    again = _files_dataset(tmp_path / "a", [5, 5, 5]).map(double, batched=True)
+    assert again.num_rows == 15
+    assert again.column_names == ["n", "s", "d"]
+    assert _mapped_cache_files() == before  # nothing read yet
+    assert again["d"][:] == expected  # read now, on first use
+    assert len(_mapped_cache_files() - before) >= 3

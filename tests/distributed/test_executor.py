@@ -384,3 +384,28 @@ def test_retries_rerun_a_failed_shard_task(
             assert executor.counts == ShardCounts(cached=0, computed=3)
             assert out["double"][:] == [2 * i for i in range(3 * ROWS_PER_FILE)]
     assert sorted(logged(tmp_path / "retry.log")) == _firsts(3)  # the failed one, retried
+
+
+def test_the_driver_reads_no_output_shard_until_its_rows_are_read(
+    client: Any, s3: Any, s3_cache: Cache, tmp_path: Path
+) -> None:
+    import s3fs
+
+    files = write_files(tmp_path / "data", 3)
+    kwargs = {"log": str(tmp_path / "calls.log")}
+    with in_cache(s3_cache):
+        out = _load(files).map(
+            double, batched=True, fn_kwargs=kwargs, executor=DaskExecutor(client)
+        )
+        # Remove the data of every stored output (the new column): manifests stay.
+        fs = s3fs.S3FileSystem(skip_instance_cache=True, **s3.options)
+        outputs = [
+            path
+            for path in fs.find(s3_cache[0].removeprefix("s3://"))
+            if "/data-" in path and any(entry.fingerprint in path for entry in out._entries)  # pyright: ignore[reportPrivateUsage]
+        ]
+        assert len(outputs) >= 3
+        fs.rm(outputs)
+        assert (len(out), out.column_names) == (3 * ROWS_PER_FILE, ["id", "double"])
+        with pytest.raises(FileNotFoundError):
+            out["double"][:]  # reading is what needs the data
