@@ -309,16 +309,17 @@ def open_table_shard(
             raise _damaged(entry, store, f"holds {table.num_rows} rows, its manifest {num_rows}")
         return table
 
-    if not isinstance(num_rows, int) or (base is not None and base.table_rows != num_rows):
-        # An entry of an earlier release, or one whose base does not match: read it now.
-        if base is not None and isinstance(num_rows, int):
-            return None
-        try:
-            table = open_rows()
-        except CacheError:
-            return None
-        return Shard(entry.fingerprint, table, None, entries, entry), features
-    return Shard(entry.fingerprint, LazyTable(num_rows, open_rows), None, entries, entry), features
+    if isinstance(num_rows, int):
+        if base is not None and base.table_rows != num_rows:
+            return None  # made from other rows than its base holds now: compute it again
+        return Shard(
+            entry.fingerprint, LazyTable(num_rows, open_rows), None, entries, entry
+        ), features
+    try:  # an entry of an earlier release, without its row count: read it now
+        table = open_rows()
+    except CacheError:
+        return None
+    return Shard(entry.fingerprint, table, None, entries, entry), features
 
 
 def _damaged(entry: CacheEntry, store: CacheStore, what: str) -> CacheError:
