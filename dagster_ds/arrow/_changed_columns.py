@@ -106,7 +106,7 @@ def base_of(
     is the base's whole entry, instead of opening that entry again. The base's
     table itself is read only when `joined` needs it.
     """
-    from dagster_ds.arrow._results import open_table_shard
+    from dagster_ds.arrow._results import lookup_table_shard
 
     base_key = metadata["base"]
     if (
@@ -117,14 +117,7 @@ def base_of(
         and store.holds(known.table_entry)
     ):
         return known
-    base_entry = store.lookup(base_key)
-    if base_entry is None:
-        return None
-    opened = open_table_shard(base_entry, store)
-    if opened is None:
-        base_entry.close()
-        return None
-    return opened[0]
+    return lookup_table_shard(store, base_key)
 
 
 def joined(table: pa.Table, metadata: dict[str, Any], base: Shard) -> pa.Table | None:

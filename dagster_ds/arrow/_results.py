@@ -322,6 +322,18 @@ def open_table_shard(
     return Shard(entry.fingerprint, table, None, entries, entry), features
 
 
+def lookup_table_shard(store: CacheStore, key: str) -> Shard | None:
+    """The shard of ``store``'s table entry ``key``, held open; None if it is not usable."""
+    entry = store.lookup(key)
+    if entry is None:
+        return None
+    opened = open_table_shard(entry, store)
+    if opened is None:
+        entry.close()
+        return None
+    return opened[0]
+
+
 def _damaged(entry: CacheEntry, store: CacheStore, what: str) -> CacheError:
     return CacheError(
         f"The cache entry {entry.fingerprint!r} in {store.root!r} {what}: it is damaged. "

@@ -27,7 +27,14 @@ import xxhash
 
 from dagster_ds.arrow._entries import TableSink, read_indices, write_indices
 from dagster_ds.arrow._lineage import LineageStep
-from dagster_ds.arrow._results import Transform, holds, open_table_shard, run, shard_table
+from dagster_ds.arrow._results import (
+    Transform,
+    holds,
+    lookup_table_shard,
+    open_table_shard,
+    run,
+    shard_table,
+)
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
 from dagster_ds.features import Features
@@ -363,27 +370,19 @@ def _store_indices(store: CacheStore, key: str, indices: pa.Array) -> int:
 
 
 def _open_shard(store: CacheStore, reference: Mapping[str, Any]) -> Shard | None:
-    table_entry = store.lookup(str(reference["table"]))
-    if table_entry is None:
+    shard = lookup_table_shard(store, str(reference["table"]))
+    if shard is None:
         return None
-    opened = open_table_shard(table_entry, store)
-    if opened is None:
-        table_entry.close()
-        return None
-    shard, _ = opened
+    fingerprint = str(reference["fingerprint"])
     if not reference.get("rows"):
-        return Shard(str(reference["fingerprint"]), shard.rows, None, shard.entries, table_entry)
+        return Shard(fingerprint, shard.rows, None, shard.entries, shard.table_entry)
     rows_entry = store.lookup(str(reference["rows"]))
     if rows_entry is None:
-        table_entry.close()
+        for entry in shard.entries:
+            entry.close()
         return None
-    return Shard(
-        str(reference["fingerprint"]),
-        shard.rows,
-        read_indices(rows_entry),
-        (*shard.entries, rows_entry),
-        table_entry,
-    )
+    rows = read_indices(rows_entry)
+    return Shard(fingerprint, shard.rows, rows, (*shard.entries, rows_entry), shard.table_entry)
 
 
 def _content(shard: Shard, table_key: str, rows_key: str | None) -> str:
