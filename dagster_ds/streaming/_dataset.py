@@ -434,7 +434,7 @@ class IterableDataset(RowOperators, ColumnOperators):
         """Write the stream to Parquet, batch by batch: memory stays bounded by a row group.
 
         Unlike the anchor (which loads everything first), any stream can be exported:
-        a row group is written once 16 MiB of rows are pending (``max_row_group_bytes``
+        a row group is written once 4 MiB of rows are pending (``max_row_group_bytes``
         and ``row_group_size`` change that).
         With ``num_shards``, one file per contiguous group of shards (one per shard
         with ``num_shards=ds.num_shards``), named by formatting ``path_or_buf`` with

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from dagster_ds.streaming._dataset import IterableDataset
 
 # Parquet row groups are written once this much data is pending: the writer's memory.
-ROW_GROUP_BYTES = 16 << 20
+ROW_GROUP_BYTES = 4 << 20
 
 
 def export(
