@@ -20,7 +20,12 @@ from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
 from dagster_ds.formatting._calls import FunctionCall
-from dagster_ds.formatting._outputs import function_output, merge, per_example_output
+from dagster_ds.formatting._outputs import (
+    deleted_columns,
+    function_output,
+    merge,
+    per_example_output,
+)
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -216,17 +221,19 @@ class _MapJob:
         spec = self.spec
         where = f"examples {offset} to {offset + table.num_rows - 1}"
         inputs = table.select(list(spec.input_columns)) if spec.input_columns is not None else table
+        removed = spec.remove_columns
         if self.call is None:
             output = None
         elif spec.batched:
             formatted, returned = self.call.batched(inputs, offset)
-            output = function_output(returned, formatted, spec.remove_columns, where)
+            output = function_output(returned, formatted, removed, where)
+            removed = (*removed, *deleted_columns(formatted, returned))
         else:
             rows, results = self.call.per_example(inputs, offset)
-            output = per_example_output(rows, results, offset, spec.remove_columns, where)
+            output = per_example_output(rows, results, offset, removed, where)
         if output is not None:
             self.overwritten |= set(output.schema.names)
-        merged = merge(table, output, spec.remove_columns, where)
+        merged = merge(table, output, removed, where)
         result = merged if isinstance(merged, pa.Table) else pa.Table.from_batches([merged])
         if spec.features is not None:
             return cast_table(result, spec.features)

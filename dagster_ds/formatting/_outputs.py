@@ -21,6 +21,7 @@ from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features
 from dagster_ds.formatting._calls import returned_input
 from dagster_ds.formatting._feature_values import is_stored, stored_array, with_media_features
+from dagster_ds.formatting._lazy import LazyBatch
 
 
 def rows_to_batch(
@@ -220,7 +221,7 @@ def merge(
     The result has the inputs' kind: a table for map-style datasets (whose reads may be
     chunked), a record batch for streams.
     """
-    removed = [name for name in remove_columns if name in inputs.schema.names]
+    removed = [name for name in dict.fromkeys(remove_columns) if name in inputs.schema.names]
     base = inputs.drop_columns(removed) if removed else inputs
     if output is None:
         return base
@@ -258,9 +259,27 @@ def merge(
 def function_output(
     result: Any, formatted: Any, remove_columns: Sequence[str], where: str
 ) -> pa.RecordBatch | None:
-    """A batched function's output; a returned input does not bring back removed columns."""
+    """A batched function's output; a returned input does not bring back removed columns.
+
+    A returned `LazyBatch` gives only the columns it read or set: the others are the
+    input's own arrays, which `merge` keeps as they are (zero-copy).
+    """
+    if isinstance(result, LazyBatch):
+        changed = result.changed()
+        output = batch_output(changed, where) if changed else None
+        return _without(output, remove_columns)
     output = batch_output(result, where)
     return _without(output, remove_columns) if result is formatted else output
+
+
+def deleted_columns(formatted: Any, result: Any) -> list[str]:
+    """The input columns the function deleted from its `LazyBatch` and so removed, as the anchor.
+
+    Only when it returned a dict of columns (None leaves the rows as they were).
+    """
+    if isinstance(formatted, LazyBatch) and isinstance(result, Mapping):
+        return formatted.deleted()
+    return []
 
 
 def per_example_output(
