@@ -236,11 +236,13 @@ def merge(
         return output if isinstance(inputs, pa.RecordBatch) else pa.Table.from_batches([output])
     if isinstance(base, pa.Table):
         table = base
+        names = base.schema.names  # (``column_names`` costs more, for every batch)
         for name, column in zip(output.schema.names, output.columns, strict=True):
-            if name in table.column_names:
-                table = table.set_column(table.column_names.index(name), name, column)
+            if name in names:
+                table = table.set_column(names.index(name), name, column)
             else:
                 table = table.append_column(name, column)
+                names.append(name)
         return table
     arrays = list(base.columns)
     names = list(base.schema.names)
