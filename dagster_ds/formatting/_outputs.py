@@ -212,7 +212,7 @@ def _as_batch(columns: dict[str, list[Any]], first_index: int, rows: int) -> pa.
 
 def merge(
     inputs: pa.RecordBatch | pa.Table,
-    output: pa.RecordBatch | None,
+    output: pa.RecordBatch | pa.Table | None,
     remove_columns: Sequence[str],
     where: str,
 ) -> pa.RecordBatch | pa.Table:
@@ -233,7 +233,9 @@ def merge(
                 f"so input columns {kept} cannot be kept. Pass remove_columns={kept} (or "
                 "dataset.column_names) to drop them, or return as many rows as you get."
             )
-        return output if isinstance(inputs, pa.RecordBatch) else pa.Table.from_batches([output])
+        if isinstance(inputs, pa.RecordBatch) or isinstance(output, pa.Table):
+            return output
+        return pa.Table.from_batches([output])
     if isinstance(base, pa.Table):
         table = base
         names = base.schema.names  # (``column_names`` costs more, for every batch)
@@ -246,7 +248,12 @@ def merge(
         return table
     arrays = list(base.columns)
     names = list(base.schema.names)
-    for name, column in zip(output.schema.names, output.columns, strict=True):
+    columns = (
+        output.columns
+        if isinstance(output, pa.RecordBatch)
+        else [column.combine_chunks() for column in output.columns]
+    )
+    for name, column in zip(output.schema.names, columns, strict=True):
         if name in names:
             arrays[names.index(name)] = column
         else:

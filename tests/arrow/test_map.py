@@ -475,3 +475,35 @@ def test_random_edits_to_the_batch_give_the_rows_of_the_eager_dict(
     expected = _eager(source, function, remove)
     assert out.column_names == list(expected)
     assert out.to_dict() == expected
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(["new", "set", "read", "replace"]), min_size=1, max_size=4),
+    shuffled=st.booleans(),
+)
+def test_batches_of_different_kinds_are_written_each_as_mapped(
+    kinds: list[str], shuffled: bool
+) -> None:
+    # 25 batches of 100 rows, written in groups: each batch does one kind of thing (by its
+    # first index), so the columns kept from the input change from batch to batch.
+    source = Dataset.from_dict({"a": list(range(2500)), "b": [f"t{i}" for i in range(2500)]})
+    if shuffled:
+        source = source.shuffle(seed=1)
+
+    def step(batch: Any, indices: list[int]) -> Any:
+        kind = kinds[indices[0] // 100 % len(kinds)]
+        if kind == "new":
+            return {"n": [i * 2 for i in indices]}
+        if kind == "read":
+            batch["b"][0] = batch["b"][0]  # read, maybe changed: rebuilt
+        if kind == "replace":
+            batch["a"] = list(batch["a"])
+        batch["n"] = [i * 2 for i in indices]
+        return batch
+
+    out = source.map(step, batched=True, batch_size=100, with_indices=True)
+    assert out.column_names == ["a", "b", "n"]
+    assert out["n"] == [i * 2 for i in range(2500)]
+    assert out["a"] == source["a"]
+    assert out["b"] == source["b"]
