@@ -122,6 +122,10 @@ class LazyBatch(MutableMapping[str, Any]):
         """The columns read or set (possibly changed), in the batch's order."""
         return {name: value for name, value in self._data.items() if value is not _UNREAD}
 
+    def reads(self, other: LazyBatch) -> bool:
+        """Whether this batch and ``other`` are over the same rows (one is a copy of the other)."""
+        return self._table is other._table
+
     def deleted(self) -> list[str]:
         """The input's columns the function deleted from the batch."""
         return [name for name in self._table.schema.names if name not in self._data]

@@ -273,7 +273,9 @@ def function_output(
     A returned `LazyBatch` gives only the columns it read or set: the others are the
     input's own arrays, which `merge` keeps as they are (zero-copy).
     """
-    if isinstance(result, LazyBatch):
+    if isinstance(result, LazyBatch) and isinstance(formatted, LazyBatch):
+        if not result.reads(formatted):  # kept from another batch: its columns are not ours
+            return _without(batch_output(dict(result.items()), where), remove_columns)
         changed = result.changed()
         output = batch_output(changed, where) if changed else None
         return _without(output, remove_columns)

@@ -120,7 +120,8 @@ def test_a_returned_batch_gives_only_the_columns_read_or_set() -> None:
     assert output.to_pydict() == {"b": ["changed", "y", None]}
     assert deleted_columns(batch, batch) == ["c"]
     assert deleted_columns(batch, None) == []  # None: the rows are left as they were
-    assert function_output(LazyBatch(TABLE), None, [], "examples 0 to 2") is None
+    untouched = LazyBatch(TABLE)
+    assert function_output(untouched, untouched, [], "examples 0 to 2") is None
 
 
 # -- the lazy batch against the eager dict, under random edits ------------------------
@@ -168,3 +169,14 @@ def test_random_edits_leave_the_same_mapping_as_on_the_eager_dict(
     for name in lazy.unread():  # what was never read nor set is the input's column
         assert plain[name] == table.column(name).to_pylist()
     assert dict(lazy) == plain
+
+
+def test_a_batch_kept_from_another_call_gives_all_its_columns() -> None:
+    earlier = LazyBatch(TABLE.slice(0, 2))
+    current = LazyBatch(TABLE.slice(1, 2))
+    output = function_output(earlier, current, [], "examples 1 to 2")
+    assert output is not None
+    assert output.to_pydict() == TABLE.slice(0, 2).to_pydict()
+    twin = current.copy()
+    twin["n"] = [0, 0]
+    assert function_output(twin, current, [], "examples 1 to 2").to_pydict() == {"n": [0, 0]}  # type: ignore[union-attr]
