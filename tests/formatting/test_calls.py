@@ -112,3 +112,28 @@ def test_streaming_batched_filter_gives_the_anchors_rows(datasets: Any) -> None:
     # What a predicate does to its batch never reaches the rows (the anchor's streaming
     # filter shows the 99 in the second row: its rows share the lists).
     assert list(ours.filter(even_and_vandal, batched=True, batch_size=3)) == out
+
+
+def test_streaming_batched_map_decodes_json_when_read_and_keeps_unread_json() -> None:
+    from dagster_ds.features import Features, Json, Value
+
+    features = Features({"j": Json(), "k": Value("int64")})
+    ds = Dataset.from_dict({"j": [{"x": 1}, [2]], "k": [1, 2]}, features=features)
+
+    def read_json(batch: Any) -> Any:
+        batch["kind"] = [type(value).__name__ for value in batch["j"]]
+        return batch
+
+    def skip_json(batch: Any) -> Any:
+        batch["k"] = [value * 2 for value in batch["k"]]
+        return batch
+
+    stream = ds.to_iterable_dataset()
+    assert list(stream.map(read_json, batched=True)) == [
+        {"j": {"x": 1}, "k": 1, "kind": "dict"},
+        {"j": [2], "k": 2, "kind": "list"},
+    ]
+    assert list(stream.map(skip_json, batched=True)) == [
+        {"j": {"x": 1}, "k": 2},
+        {"j": [2], "k": 4},
+    ]
