@@ -507,3 +507,26 @@ def test_batches_of_different_kinds_are_written_each_as_mapped(
     assert out["n"] == [i * 2 for i in range(2500)]
     assert out["a"] == source["a"]
     assert out["b"] == source["b"]
+
+
+def test_a_column_read_only_in_later_batches_is_still_mapped_right(tmp_path: Any) -> None:
+    # The first batches leave "b" untouched (the entry would reference it), later ones
+    # read it: the shard is then stored whole, with the later batches' values.
+    import pyarrow.parquet as pq
+
+    from dagster_ds import load_dataset
+
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"a": list(range(30_000)), "b": ["x"] * 30_000}), path)
+    ds = load_dataset("parquet", data_files=str(path), split="train")
+
+    def late_reader(batch: Any, indices: list[int]) -> Any:
+        if indices[0] >= 20_000:
+            batch["b"] = [value + "!" for value in batch["b"]]
+        batch["n"] = indices
+        return batch
+
+    out = ds.map(late_reader, batched=True, with_indices=True)
+    assert out["b"] == ["x"] * 20_000 + ["x!"] * 10_000
+    assert out["n"] == list(range(30_000))
+    assert out["a"] == list(range(30_000))
