@@ -17,6 +17,7 @@ from dagster_ds.arrow._function_options import (
     with_json_for_mixed_types,
     with_no_rank,
 )
+from dagster_ds.arrow._map import MapSpec, map_dataset  # loaded with the package, not by a map
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -75,8 +76,6 @@ class TransformMethods:
             [2, 3]
         """
         dataset = _as_dataset(self)
-        from dagster_ds.arrow._map import MapSpec, map_dataset
-
         del keep_in_memory, cache_file_name, disable_nullable, try_original_type
         check_mixed_types(on_mixed_types)
         if with_rank and function is not None:

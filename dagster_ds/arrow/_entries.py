@@ -51,9 +51,14 @@ class TableSink:
             return
         self._pending.append(table)
         self._pending_rows += table.num_rows
-        self._pending_bytes += table.nbytes
+        # An upper bound (whole buffers, slices counted in full) that costs no walk of the
+        # chunks; the exact size (``nbytes``, slow on many chunks) only when it may be reached.
+        self._pending_bytes += table.get_total_buffer_size()
         self.num_rows += table.num_rows
-        if self._pending_rows >= _FLUSH_ROWS or self._pending_bytes >= _FLUSH_BYTES:
+        if self._pending_rows >= _FLUSH_ROWS or (
+            self._pending_bytes >= _FLUSH_BYTES
+            and sum(pending.nbytes for pending in self._pending) >= _FLUSH_BYTES
+        ):
             self._flush()
 
     def close(self, empty_schema: pa.Schema | None = None) -> pa.Schema:
@@ -76,8 +81,9 @@ class TableSink:
         ):
             self._open(table.schema)
         assert self._ipc is not None
-        self._ipc.write_table(table.combine_chunks() if table.num_rows else table)
-        self._file_bytes += table.nbytes
+        combined = table.combine_chunks() if table.num_rows else table
+        self._ipc.write_table(combined)
+        self._file_bytes += combined.nbytes
 
     def _open(self, schema: pa.Schema) -> None:
         self._close_file()

@@ -114,7 +114,11 @@ class _FilterJob:
         inputs = table.select(list(columns)) if columns is not None else table
         where = f"rows {offset} to {offset + table.num_rows - 1}"
         if self.batched:
-            batch = output_format.batch(inputs)
+            batch = (
+                output_format.function_batch(inputs)  # lazy, as the anchor
+                if columns is None
+                else output_format.batch(inputs)
+            )
             call: list[Any] = [batch] if columns is None else [batch[c] for c in columns]
             if self.with_indices:
                 call.append(list(range(offset, offset + table.num_rows)))

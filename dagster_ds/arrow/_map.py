@@ -20,7 +20,12 @@ from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
 from dagster_ds.formatting._calls import FunctionCall
-from dagster_ds.formatting._outputs import function_output, merge, per_example_output
+from dagster_ds.formatting._outputs import (
+    deleted_columns,
+    function_output,
+    merge,
+    per_example_output,
+)
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -131,6 +136,8 @@ class _MapJob:
         )
         self.overwritten: set[str] = set()
         self._schema: pa.Schema | None = None
+        # What decided the merged schema of the last batch whose types were checked.
+        self._layout: _Layout | None = None
 
     def shard_values(self, start: int) -> dict[str, int]:
         """What a shard's output depends on besides its rows: its first row, with indices."""
@@ -165,18 +172,19 @@ class _MapJob:
     ) -> None:
         """Map rows ``start`` to ``stop`` of ``shard``, whose first row is ``first``.
 
-        The function sees batches of ``batch_size`` rows; their outputs are written
-        `_ROWS_PER_WRITE` rows at a time (zero-copy, side by side with their inputs), so
-        the sink's work is not repeated per small batch.
+        The function sees batches of ``batch_size`` rows; their outputs are merged with
+        their input rows and written `_ROWS_PER_WRITE` rows at a time (see `_WriteGroup`),
+        so the work of merging and writing is not repeated per small batch.
         """
         wrote = False
-        group = _WriteGroup(sink, bar)
+        group = _WriteGroup(self, sink, shard, first, bar)
         for offset in range(start, stop, self.batch_size):
             size = min(self.batch_size, stop - offset)
             if self.spec.drop_last_batch and self.spec.batched and size < self.batch_size:
                 break
             table = shard.read(offset, offset + size)
-            group.add(self.apply(table, first + offset), table)
+            output, removed = self.compute(table, first + offset)
+            group.add(offset, table, output, removed)
             wrote = True
         group.flush()
         if not wrote:
@@ -213,25 +221,51 @@ class _MapJob:
 
     def apply(self, table: pa.Table, offset: int) -> pa.Table:
         """The output rows for the input rows ``table`` starting at logical row ``offset``."""
+        return self.merged(table, *self.compute(table, offset), offset)
+
+    def compute(
+        self, table: pa.Table, offset: int
+    ) -> tuple[pa.RecordBatch | None, tuple[str, ...]]:
+        """The function's output columns for ``table`` and the input columns to remove.
+
+        Checked as `merged` would check them, so an error names these rows.
+        """
         spec = self.spec
         where = f"examples {offset} to {offset + table.num_rows - 1}"
         inputs = table.select(list(spec.input_columns)) if spec.input_columns is not None else table
+        removed = spec.remove_columns
         if self.call is None:
             output = None
         elif spec.batched:
             formatted, returned = self.call.batched(inputs, offset)
-            output = function_output(returned, formatted, spec.remove_columns, where)
+            output = function_output(returned, formatted, removed, where)
+            removed = (*removed, *deleted_columns(formatted, returned))
         else:
             rows, results = self.call.per_example(inputs, offset)
-            output = per_example_output(rows, results, offset, spec.remove_columns, where)
+            output = per_example_output(rows, results, offset, removed, where)
         if output is not None:
             self.overwritten |= set(output.schema.names)
-        merged = merge(table, output, spec.remove_columns, where)
+        if output is not None and output.num_rows != table.num_rows:
+            merge(table, output, removed, where)  # refused if input columns are to be kept
+        layout = (table.schema, output.schema if output is not None else None, removed)
+        if spec.features is None and not _same_layout(layout, self._layout):
+            self._layout = layout  # the merged schema is known from these: checked once
+            empty = output.slice(0, 0) if output is not None else None
+            self._check_types(self.merged(table.slice(0, 0), empty, removed, offset).schema, where)
+        return output, removed
+
+    def merged(
+        self,
+        table: pa.Table,
+        output: pa.RecordBatch | pa.Table | None,
+        removed: tuple[str, ...],
+        offset: int,
+    ) -> pa.Table:
+        """The input rows ``table`` (from logical row ``offset``) updated with ``output``."""
+        where = f"examples {offset} to {offset + table.num_rows - 1}"
+        merged = merge(table, output, removed, where)
         result = merged if isinstance(merged, pa.Table) else pa.Table.from_batches([merged])
-        if spec.features is not None:
-            return cast_table(result, spec.features)
-        self._check_types(result.schema, where)
-        return result
+        return cast_table(result, self.spec.features) if self.spec.features is not None else result
 
     def _check_types(self, schema: pa.Schema, where: str) -> None:
         """Refuse a column whose type changes from batch to batch (int, then str)."""
@@ -259,37 +293,77 @@ class _MapJob:
 
 _ROWS_PER_WRITE = 10_000  # map output rows handed to the sink at once
 
+#: What decides a batch's merged schema: its input schema, its output schema (None: no
+#: output) and the input columns removed.
+_Layout = tuple[pa.Schema, pa.Schema | None, tuple[str, ...]]
+
+
+def _same_layout(one: _Layout, other: _Layout | None) -> bool:
+    if other is None or one[2] != other[2] or not one[0].equals(other[0], check_metadata=True):
+        return False
+    if one[1] is None or other[1] is None:
+        return one[1] is other[1]
+    return one[1].equals(other[1], check_metadata=True)
+
 
 class _WriteGroup:
-    """Consecutive map outputs (and their inputs) written to a sink as one table."""
+    """Consecutive map outputs of one layout, merged with their input rows and written at once.
 
-    def __init__(self, sink: TableSink, bar: Any) -> None:
-        self.sink, self.bar = sink, bar
-        self.outputs: list[pa.Table] = []
+    The input rows of the whole group are read as one slice of the shard, so the columns
+    kept from the input are the shard's own arrays in one piece (cheap to recognise for
+    the sink, which then stores only the changed columns). Through an indices mapping,
+    the rows the batches took are put together instead (not taken twice).
+    """
+
+    def __init__(self, job: _MapJob, sink: TableSink, shard: Shard, first: int, bar: Any) -> None:
+        self.job, self.sink, self.shard, self.first, self.bar = job, sink, shard, first, bar
+        self.outputs: list[pa.RecordBatch] = []
         self.inputs: list[pa.Table] = []
-        self.rows = 0
+        self.layout: _Layout | None = None
+        self.start = self.stop = 0
 
-    def add(self, output: pa.Table, source: pa.Table) -> None:
-        if self.outputs and (
-            output.schema != self.outputs[0].schema or source.schema != self.inputs[0].schema
+    def add(
+        self,
+        offset: int,
+        table: pa.Table,
+        output: pa.RecordBatch | None,
+        removed: tuple[str, ...],
+    ) -> None:
+        """Add the output of the input rows ``table``, which start at ``offset`` of the shard."""
+        layout = (table.schema, output.schema if output is not None else None, removed)
+        if self.layout is not None and (
+            offset != self.stop or not _same_layout(layout, self.layout)
         ):
             self.flush()
-        self.outputs.append(output)
-        self.inputs.append(source)
-        self.rows += source.num_rows
-        if self.rows >= _ROWS_PER_WRITE:
+        if self.layout is None:
+            self.layout, self.start = layout, offset
+        self.stop = offset + table.num_rows
+        if output is not None:
+            self.outputs.append(output)
+        if self.shard.indices is not None:
+            self.inputs.append(table)
+        if self.stop - self.start >= _ROWS_PER_WRITE:
             self.flush()
 
     def flush(self) -> None:
-        if not self.outputs:
+        if self.layout is None:
             return
-        outputs, inputs = self.outputs, self.inputs
-        if len(outputs) == 1:
-            self.sink.write(outputs[0], inputs[0])
+        if self.shard.indices is None:
+            inputs = self.shard.read(self.start, self.stop)
         else:
-            self.sink.write(pa.concat_tables(outputs), pa.concat_tables(inputs))
-        self.bar.update(self.rows)
-        self.outputs, self.inputs, self.rows = [], [], 0
+            inputs = self.inputs[0] if len(self.inputs) == 1 else pa.concat_tables(self.inputs)
+        outputs = self.outputs
+        _, schema, removed = self.layout
+        output = (
+            None
+            if schema is None
+            else outputs[0]
+            if len(outputs) == 1
+            else pa.Table.from_batches(outputs, schema=schema)
+        )
+        self.sink.write(self.job.merged(inputs, output, removed, self.first + self.start), inputs)
+        self.bar.update(self.stop - self.start)
+        self.outputs, self.inputs, self.layout = [], [], None
 
 
 class _FolderWriter:

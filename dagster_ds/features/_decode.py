@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
@@ -65,6 +65,31 @@ def decode_nested(feature: FeatureType, value: Any) -> Any:
     return value
 
 
+_Answer = TypeVar("_Answer")
+
+
+class _LastSchema(Generic[_Answer]):
+    """A function of a schema that remembers its last answer.
+
+    Asked for every batch handed out, mostly of one schema: comparing the schema with
+    the last one (metadata included) costs a fraction of reading its metadata again.
+    """
+
+    def __init__(self, compute: Callable[[pa.Schema], _Answer]) -> None:
+        self._compute = compute
+        self._last: tuple[pa.Schema, _Answer] | None = None
+        functools.update_wrapper(self, compute)
+
+    def __call__(self, schema: pa.Schema) -> _Answer:
+        last = self._last  # one read: another thread may replace it meanwhile
+        if last is not None and last[0].equals(schema, check_metadata=True):
+            return last[1]
+        answer = self._compute(schema)
+        self._last = (schema, answer)
+        return answer
+
+
+@_LastSchema
 def column_decoders(schema: pa.Schema) -> Mapping[str, Decoder]:
     """The decoder of each column of ``schema`` whose values change when read (often none).
 
@@ -77,6 +102,7 @@ def column_decoders(schema: pa.Schema) -> Mapping[str, Decoder]:
     return _decoders(schema, stored)
 
 
+@_LastSchema
 def column_features(schema: pa.Schema) -> Mapping[str, FeatureType]:
     """The feature of each column of ``schema`` whose values change when read (often none)."""
     stored = _stored(schema)

@@ -52,8 +52,11 @@ class FunctionCall:
 
     def batched(self, batch: ArrowData, first_index: int) -> tuple[Any, Any]:
         """The formatted batch and the function's result for it."""
-        formatted = self.formatter.batch(batch)
         columns = self.input_columns
+        # As the anchor: lazy in the default format, unless the function gets columns.
+        formatted = (
+            self.formatter.function_batch(batch) if columns is None else self.formatter.batch(batch)
+        )
         args: list[Any] = [formatted] if columns is None else [formatted[name] for name in columns]
         if self.with_indices:
             args.append(list(range(first_index, first_index + batch.num_rows)))

@@ -21,6 +21,7 @@ from dagster_ds.features import Features, FeatureType, cast_array, features_to_s
 from dagster_ds.features._decode import column_features
 from dagster_ds.features._encode import encode_nested
 from dagster_ds.features._media import Media
+from dagster_ds.formatting._lazy import LazyBatch
 
 _DO_NOT_FIT = (FeatureError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError)
 
@@ -73,6 +74,8 @@ def encode_batch_result(result: Any, schema: pa.Schema) -> None:
         return
     columns: MutableMapping[str, Any] = result  # pyright: ignore[reportUnknownVariableType]
     for name, feature in features.items():
+        if isinstance(result, LazyBatch) and not result.was_read_or_set(name):
+            continue  # still the input's own array
         values = columns.get(name)
         if isinstance(values, list | tuple):
             items: Sequence[Any] = values  # pyright: ignore[reportUnknownVariableType]

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from dagster_ds.errors import UnknownFormatError
 from dagster_ds.features._decode import column_decoders
+from dagster_ds.formatting._lazy import LazyBatch
 
 ArrowData: TypeAlias = pa.Table | pa.RecordBatch
 """A table (map-style datasets) or a record batch (streams): formatters take both."""
@@ -130,6 +131,16 @@ class Formatter:
             elif self.type == "pandas":
                 result = result.join(rest.to_pandas())
         return result
+
+    def function_batch(self, data: ArrowData) -> Any:
+        """The batch a batched map or filter function gets: lazy in the default format.
+
+        As the anchor, a function given the default (python) format gets a `LazyBatch`,
+        whose columns become Python lists when read; any other format gets `batch`.
+        """
+        if self.is_plain and len(set(data.schema.names)) == data.num_columns:
+            return LazyBatch(data)
+        return self.batch(data)
 
     def rows(self, data: ArrowData) -> list[Any]:
         """Every row of ``data`` in this format (a dict, or a 1-row table or DataFrame)."""

@@ -21,6 +21,7 @@ from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features
 from dagster_ds.formatting._calls import returned_input
 from dagster_ds.formatting._feature_values import is_stored, stored_array, with_media_features
+from dagster_ds.formatting._lazy import LazyBatch
 
 
 def rows_to_batch(
@@ -211,7 +212,7 @@ def _as_batch(columns: dict[str, list[Any]], first_index: int, rows: int) -> pa.
 
 def merge(
     inputs: pa.RecordBatch | pa.Table,
-    output: pa.RecordBatch | None,
+    output: pa.RecordBatch | pa.Table | None,
     remove_columns: Sequence[str],
     where: str,
 ) -> pa.RecordBatch | pa.Table:
@@ -220,7 +221,7 @@ def merge(
     The result has the inputs' kind: a table for map-style datasets (whose reads may be
     chunked), a record batch for streams.
     """
-    removed = [name for name in remove_columns if name in inputs.schema.names]
+    removed = [name for name in dict.fromkeys(remove_columns) if name in inputs.schema.names]
     base = inputs.drop_columns(removed) if removed else inputs
     if output is None:
         return base
@@ -232,18 +233,27 @@ def merge(
                 f"so input columns {kept} cannot be kept. Pass remove_columns={kept} (or "
                 "dataset.column_names) to drop them, or return as many rows as you get."
             )
-        return output if isinstance(inputs, pa.RecordBatch) else pa.Table.from_batches([output])
+        if isinstance(inputs, pa.RecordBatch) or isinstance(output, pa.Table):
+            return output
+        return pa.Table.from_batches([output])
     if isinstance(base, pa.Table):
         table = base
+        names = base.schema.names  # (``column_names`` costs more, for every batch)
         for name, column in zip(output.schema.names, output.columns, strict=True):
-            if name in table.column_names:
-                table = table.set_column(table.column_names.index(name), name, column)
+            if name in names:
+                table = table.set_column(names.index(name), name, column)
             else:
                 table = table.append_column(name, column)
+                names.append(name)
         return table
     arrays = list(base.columns)
     names = list(base.schema.names)
-    for name, column in zip(output.schema.names, output.columns, strict=True):
+    columns = (
+        output.columns
+        if isinstance(output, pa.RecordBatch)
+        else [column.combine_chunks() for column in output.columns]
+    )
+    for name, column in zip(output.schema.names, columns, strict=True):
         if name in names:
             arrays[names.index(name)] = column
         else:
@@ -258,9 +268,29 @@ def merge(
 def function_output(
     result: Any, formatted: Any, remove_columns: Sequence[str], where: str
 ) -> pa.RecordBatch | None:
-    """A batched function's output; a returned input does not bring back removed columns."""
+    """A batched function's output; a returned input does not bring back removed columns.
+
+    A returned `LazyBatch` gives only the columns it read or set: the others are the
+    input's own arrays, which `merge` keeps as they are (zero-copy).
+    """
+    if isinstance(result, LazyBatch) and isinstance(formatted, LazyBatch):
+        if not result.reads(formatted):  # kept from another batch: its columns are not ours
+            return _without(batch_output(dict(result.items()), where), remove_columns)
+        changed = result.changed()
+        output = batch_output(changed, where) if changed else None
+        return _without(output, remove_columns)
     output = batch_output(result, where)
     return _without(output, remove_columns) if result is formatted else output
+
+
+def deleted_columns(formatted: Any, result: Any) -> list[str]:
+    """The input columns the function deleted from its `LazyBatch` and so removed, as the anchor.
+
+    Only when it returned a dict of columns (None leaves the rows as they were).
+    """
+    if isinstance(formatted, LazyBatch) and isinstance(result, Mapping):
+        return formatted.deleted()
+    return []
 
 
 def per_example_output(
