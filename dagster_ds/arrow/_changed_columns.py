@@ -56,7 +56,9 @@ class ChangedColumnsSink:
         ]
         if self.order is None:
             self.kept, self.order = kept, table.column_names
-        elif table.num_rows and (kept != self.kept or table.column_names != self.order):
+        elif table.num_rows and (
+            not set(self.kept or ()) <= set(kept) or table.column_names != self.order
+        ):  # a column referenced so far changed: these rows cannot reference it
             raise LayoutChanged
         self.sink.write(table.drop_columns(self.kept or []))
 

@@ -530,3 +530,29 @@ def test_a_column_read_only_in_later_batches_is_still_mapped_right(tmp_path: Any
     assert out["b"] == ["x"] * 20_000 + ["x!"] * 10_000
     assert out["n"] == list(range(30_000))
     assert out["a"] == list(range(30_000))
+
+
+def test_a_column_changed_only_in_the_first_batches_maps_each_batch_once(tmp_path: Any) -> None:
+    # The first batches change "b" (stored), later ones leave it untouched (the input's
+    # own array): those rows store "b" too, and no batch is mapped twice.
+    import pyarrow.parquet as pq
+
+    from dagster_ds import load_dataset
+
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"a": list(range(30_000)), "b": ["x"] * 30_000}), path)
+    ds = load_dataset("parquet", data_files=str(path), split="train")
+    calls: list[int] = []
+
+    def early_writer(batch: Any, indices: list[int]) -> Any:
+        calls.append(indices[0])
+        if indices[0] < 10_000:
+            batch["b"] = [value + "!" for value in batch["b"]]
+        batch["n"] = indices
+        return batch
+
+    out = ds.map(early_writer, batched=True, with_indices=True)
+    assert sorted(calls) == list(range(0, 30_000, 1000))  # each batch once
+    assert out["b"] == ["x!"] * 10_000 + ["x"] * 20_000
+    assert out["n"] == list(range(30_000))
+    assert out["a"] == list(range(30_000))
