@@ -25,7 +25,7 @@ from dagster_ds.streaming._iteration import (
     start_of,
     torch_worker,
 )
-from dagster_ds.streaming._node import Node
+from dagster_ds.streaming._node import Node, arrow_of
 from dagster_ds.streaming._row_ops import RowOperators
 from dagster_ds.streaming._shards import GeneratorShard, split_gen_kwargs
 from dagster_ds.streaming._source import ShardSource
@@ -263,7 +263,7 @@ class IterableDataset(RowOperators, ColumnOperators):
             batch, made = cursor.take_rows()
             if batch is None:
                 return
-            rows = made if made is not None and plain else formatter.rows(batch)
+            rows = made if made is not None and plain else formatter.rows(arrow_of(batch))
             iterator = iter(rows)
             progress.handing_out(before, iterator, len(rows))
             yield from iterator
