@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sys
@@ -252,9 +253,11 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def __iter__(self) -> Iterator[Any]:
         # Not a generator itself: the iteration (and state_dict's view of it) starts now.
-        return self._examples(self._start(rows=True))
+        # Examples are handed out by `chain` (no Python frame per example).
+        return itertools.chain.from_iterable(self._examples(self._start(rows=True)))
 
-    def _examples(self, progress: Progress) -> Iterator[Any]:
+    def _examples(self, progress: Progress) -> Iterator[Iterator[Any]]:
+        """An iterator over each batch's examples, told to ``progress`` as it is handed out."""
         cursor = progress.cursor
         formatter = self._formatter
         plain = formatter.is_plain
@@ -266,7 +269,7 @@ class IterableDataset(RowOperators, ColumnOperators):
             rows = made if made is not None and plain else formatter.rows(arrow_of(batch))
             iterator = iter(rows)
             progress.handing_out(before, iterator, len(rows))
-            yield from iterator
+            yield iterator
 
     def iter(self, batch_size: int, drop_last_batch: bool = False) -> Iterator[Any]:
         """Iterate over batches of ``batch_size`` examples in the dataset's format.

@@ -34,6 +34,7 @@ from dagster_ds.streaming._rowwise import (
     immutable_values,
     mapped_rows,
     typed_columns,
+    updated_rows,
 )
 
 
@@ -107,7 +108,7 @@ class MapNode(UnaryNode):
                 lazy = outputs.lazy(batch, columns)
                 if lazy is not None:
                     new_columns = {name: values for name, (values, _) in columns.items()}
-                    return lazy, outputs.rows(kept, batch, lazy.schema, new_columns)
+                    return lazy, outputs.rows(kept, batch, lazy.schema, new_columns, results)
         source = arrow_of(batch)
         encode_results(results, source.schema)  # decoded values it returns, stored again
         where = f"examples {index} to {index + batch.num_rows - 1}"
@@ -183,12 +184,24 @@ class _Outputs:
         return LazyBatch(schema, batch.num_rows, build)
 
     def rows(
-        self, kept: Rows, batch: Batch, schema: pa.Schema, new_columns: dict[str, list[Any]]
+        self,
+        kept: Rows,
+        batch: Batch,
+        schema: pa.Schema,
+        new_columns: dict[str, list[Any]],
+        results: list[Any] | None = None,
     ) -> Rows | None:
-        """The rows handed on with an output of ``schema``, or None when they cannot be."""
+        """The rows handed on with an output of ``schema``, or None when they cannot be.
+
+        ``results`` are the function's results when `typed_columns` accepted them.
+        """
         if not self._immutable(schema):
             return None
         removed = [name for name in self._remove_columns if name in batch.schema.names]
+        if results is not None and new_columns and not removed:
+            rows = updated_rows(kept, schema.names, results)
+            if rows is not None:
+                return rows
         return mapped_rows(kept, schema.names, new_columns, removed)
 
     def _merged_schema(self, schema: pa.Schema, fields: pa.Schema) -> pa.Schema:

@@ -147,21 +147,19 @@ def typed_columns(
     all dicts with the same keys (or all None), or a column `arrow_type` cannot type.
     As `per_example_output`, returned input rows do not bring back ``remove_columns``.
     """
-    if not any(map(operator.is_not, results, itertools.repeat(None))):
-        return {}
-    first = results[0]
-    if type(first) is not dict or not first:
-        return None
+    first = results[0] if results else None
+    if type(first) is not dict:
+        return {} if not any(map(operator.is_not, results, itertools.repeat(None))) else None
     keys = list(first)
-    if set(map(type, results)) != {dict} or set(map(len, results)) != {len(keys)}:
+    if not keys or set(map(type, results)) != {dict} or any(type(k) is not str for k in keys):
         return None
-    if any(type(key) is not str for key in keys):
-        return None
-    try:  # as many keys as the first and all of its keys: the same keys
+    try:
         columns = {key: list(map(operator.itemgetter(key), results)) for key in keys}
     except KeyError:
         return None
-    if returned_input(given, results):
+    if sum(map(len, results)) != len(keys) * len(results):  # each has the keys, no others
+        return None
+    if remove_columns and returned_input(given, results):
         for name in remove_columns:
             columns.pop(name, None)
     typed: dict[str, tuple[list[Any], pa.DataType]] = {}
@@ -191,12 +189,28 @@ def mapped_rows(
     return rows
 
 
+def updated_rows(rows: Rows, names: Sequence[str], results: list[dict[str, Any]]) -> Rows | None:
+    """``rows`` updated with a map's results (None when they cannot be this way).
+
+    For results `typed_columns` accepted (dicts holding the values Arrow gives back,
+    all with the same keys) when no input column is removed: ``rows[i].update(results[i])``
+    is the row of the output batch (of columns ``names``) if at most one key is new, as
+    `dict.update` adds new keys in each result's own order.
+    """
+    if not rows:
+        return rows
+    if sum(name not in rows[0] for name in results[0]) > 1:
+        return None
+    collections.deque(map(dict.update, rows, results), maxlen=0)
+    return rows if list(rows[0]) == list(names) else None
+
+
 def kept_rows(rows: Rows, mask: Sequence[bool]) -> Rows:
     """The rows a filter kept."""
     return list(itertools.compress(rows, mask))
 
 
-def kept_batch(batch: Batch, mask: list[bool], kept: int) -> Batch:
+def kept_batch(batch: Batch, mask: Sequence[bool], kept: int) -> Batch:
     """The rows of ``batch`` a filter kept (``kept`` of them), filtered only if asked for."""
     if kept == batch.num_rows:
         return batch
