@@ -102,7 +102,7 @@ class MapNode(UnaryNode):
         assert self.call is not None
         given, kept = function_rows(batch, rows, hand_on, self.call)
         results = self.call.each(given, index)
-        if kept is not None:
+        if kept is not None and outputs.immutable(batch.schema):  # no decoded input column
             columns = typed_columns(given, results, self.remove_columns)
             if columns is not None:
                 lazy = outputs.lazy(batch, columns)
@@ -150,7 +150,7 @@ class _Outputs:
         self._remove_columns = remove_columns
         self._features = features
         self._keeper = TypeKeeper()
-        self._immutable = SchemaMemo(immutable_values)
+        self.immutable = SchemaMemo(immutable_values)
         self._merged: tuple[pa.Schema, pa.Schema, pa.Schema] | None = None
 
     def typed(self, merged: pa.RecordBatch) -> pa.RecordBatch:
@@ -195,7 +195,7 @@ class _Outputs:
 
         ``results`` are the function's results when `typed_columns` accepted them.
         """
-        if not self._immutable(schema):
+        if not self.immutable(schema):
             return None
         removed = [name for name in self._remove_columns if name in batch.schema.names]
         if results is not None and new_columns and not removed:

@@ -330,6 +330,21 @@ def test_decoded_json_values_are_never_handed_on_shared() -> None:
     assert outputs[0][0] == {"a": 1, "j": {"k": [1]}, "n": 0}
 
 
+def test_a_decoded_column_returned_as_it_is_keeps_its_feature() -> None:
+    features = Features({"a": Value("int64"), "j": Json()})
+    data = {"a": list(range(6)), "j": [1, 2, 3, 4, 5, 6]}  # Json values that are ints
+    source = IterableDataset.from_dict(data, features=features)
+
+    def same(example: dict[str, Any]) -> dict[str, Any]:
+        return {"j": example["j"]}
+
+    fused = source.map(same).filter(_keep)
+    unfused = source.map(same).map(None).filter(_keep)
+    assert list(fused) == list(unfused) == [{"a": a, "j": a + 1} for a in (1, 2, 4, 5)]
+    _assert_same_arrow(fused, unfused)
+    assert next(fused.with_format("arrow").iter(batch_size=6)).schema.field("j").type == pa.json_()
+
+
 MIXED_SCALARS = st.one_of(
     st.none(),
     st.booleans(),
