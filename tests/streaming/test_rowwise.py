@@ -124,6 +124,7 @@ OPS = st.sampled_from(
         ("map", _float, {}),
         ("map", _mutate, {}),
         ("map", _returns_input, {"remove_columns": ["s"]}),
+        ("map", _returns_input, {}),
         ("map", _nested, {}),
         ("map", _appends, {}),
         ("map", _none, {}),
