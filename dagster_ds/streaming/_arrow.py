@@ -29,21 +29,37 @@ class TypeKeeper:
         self._types: dict[str, pa.DataType] = {}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        schema = batch.schema
-        changed = False
-        arrays: list[pa.Array] = []
-        for index, field in enumerate(schema):
-            column = batch.column(index)
-            known = self._types.get(field.name)
-            if pa.types.is_null(field.type) and known is not None:
-                column = pa.nulls(len(column), known)  # pyright: ignore[reportCallIssue, reportArgumentType]
-                changed = True
-            elif not pa.types.is_null(field.type):
-                self._types[field.name] = field.type
-            arrays.append(column)
-        if not changed:
-            return batch
-        return pa.RecordBatch.from_arrays(arrays, names=schema.names)
+        """``batch`` with its ``null`` columns cast to the types seen before."""
+        return cast_nulls(batch, self.schema(batch.schema))
+
+    def schema(self, schema: pa.Schema) -> pa.Schema:
+        """The schema `apply` gives a batch of ``schema`` (and the types it remembers)."""
+        types = self._types
+        kept: dict[str, pa.DataType] = {}
+        for field in schema:
+            if not pa.types.is_null(field.type):
+                types[field.name] = field.type
+            elif field.name in types:
+                kept[field.name] = types[field.name]
+        if not kept:
+            return schema
+        fields = [
+            pa.field(f.name, kept[f.name]) if f.name in kept else pa.field(f.name, f.type)
+            for f in schema
+        ]
+        return pa.schema(fields)
+
+
+def cast_nulls(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with the ``schema`` `TypeKeeper.schema` gave for it (its null columns typed)."""
+    if schema is batch.schema or schema.equals(batch.schema, check_metadata=True):
+        return batch
+    arrays: list[pa.Array] = []
+    for field, column in zip(schema, batch.columns, strict=True):
+        if not column.type.equals(field.type):
+            column = pa.nulls(len(column), field.type)  # pyright: ignore[reportCallIssue, reportArgumentType]
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def unify_schemas(schemas: Sequence[pa.Schema], what: str) -> pa.Schema:

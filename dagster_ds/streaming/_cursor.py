@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 
 from dagster_ds.streaming._arrow import concat_batches
-from dagster_ds.streaming._node import Node, Rows, State, field
+from dagster_ds.streaming._node import Batch, Node, Rows, State, arrow_of, field
 
 # Where a reader of a node stands: the node's checkpoint before the batch being read
 # (None: the start) and how many rows after that checkpoint were consumed.
@@ -29,7 +29,8 @@ class Cursor:
     positions in their own checkpoints this way.
 
     With ``rows=True`` the node is read through `Node.row_batches`, and `take_rows`
-    also returns the Python rows the node made (when it made them).
+    also returns the Python rows the node made (when it made them), with a batch that
+    may be a `LazyBatch` (`take` and `read` always give Arrow batches).
     """
 
     def __init__(self, node: Node, position: Position | None = None, rows: bool = False) -> None:
@@ -39,7 +40,7 @@ class Cursor:
         self._skip: int = field(where, "skip", int, name)
         self._base = base
         self._batches = node.row_batches(base) if rows else _without_rows(node.batches(base))
-        self._batch: pa.RecordBatch | None = None
+        self._batch: Batch | None = None
         self._rows: Rows | None = None
         self._after: State | None = None
         self._offset = 0
@@ -73,9 +74,10 @@ class Cursor:
 
     def take(self, limit: int | None = None) -> pa.RecordBatch | None:
         """Up to ``limit`` rows of the batch being read (all when None); None at the end."""
-        return self.take_rows(limit)[0]
+        piece = self.take_rows(limit)[0]
+        return arrow_of(piece) if piece is not None else None
 
-    def take_rows(self, limit: int | None = None) -> tuple[pa.RecordBatch | None, Rows | None]:
+    def take_rows(self, limit: int | None = None) -> tuple[Batch | None, Rows | None]:
         """`take`, with those rows as Python dicts when the node made them (else None).
 
         The rows are the caller's to change: nothing else holds them.
@@ -124,6 +126,6 @@ class Cursor:
 
 def _without_rows(
     batches: Iterator[tuple[pa.RecordBatch, State]],
-) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+) -> Iterator[tuple[Batch, Rows | None, State]]:
     for batch, checkpoint in batches:
         yield batch, None, checkpoint

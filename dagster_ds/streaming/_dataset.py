@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sys
@@ -25,7 +26,7 @@ from dagster_ds.streaming._iteration import (
     start_of,
     torch_worker,
 )
-from dagster_ds.streaming._node import Node
+from dagster_ds.streaming._node import Node, arrow_of
 from dagster_ds.streaming._row_ops import RowOperators
 from dagster_ds.streaming._shards import GeneratorShard, split_gen_kwargs
 from dagster_ds.streaming._source import ShardSource
@@ -252,9 +253,11 @@ class IterableDataset(RowOperators, ColumnOperators):
 
     def __iter__(self) -> Iterator[Any]:
         # Not a generator itself: the iteration (and state_dict's view of it) starts now.
-        return self._examples(self._start(rows=True))
+        # Examples are handed out by `chain` (no Python frame per example).
+        return itertools.chain.from_iterable(self._examples(self._start(rows=True)))
 
-    def _examples(self, progress: Progress) -> Iterator[Any]:
+    def _examples(self, progress: Progress) -> Iterator[Iterator[Any]]:
+        """An iterator over each batch's examples, told to ``progress`` as it is handed out."""
         cursor = progress.cursor
         formatter = self._formatter
         plain = formatter.is_plain
@@ -263,10 +266,10 @@ class IterableDataset(RowOperators, ColumnOperators):
             batch, made = cursor.take_rows()
             if batch is None:
                 return
-            rows = made if made is not None and plain else formatter.rows(batch)
+            rows = made if made is not None and plain else formatter.rows(arrow_of(batch))
             iterator = iter(rows)
             progress.handing_out(before, iterator, len(rows))
-            yield from iterator
+            yield iterator
 
     def iter(self, batch_size: int, drop_last_batch: bool = False) -> Iterator[Any]:
         """Iterate over batches of ``batch_size`` examples in the dataset's format.

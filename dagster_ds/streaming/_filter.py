@@ -11,8 +11,14 @@ import pyarrow as pa
 from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
 from dagster_ds.streaming._arrow import as_mask, bool_array
 from dagster_ds.streaming._cursor import Cursor
-from dagster_ds.streaming._node import Rows, State, UnaryNode, field
-from dagster_ds.streaming._rowwise import function_rows, immutable_values, kept_rows
+from dagster_ds.streaming._node import Batch, Rows, State, UnaryNode, arrow_of, field
+from dagster_ds.streaming._rowwise import (
+    SchemaMemo,
+    function_rows,
+    immutable_values,
+    kept_batch,
+    kept_rows,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -20,7 +26,8 @@ class FilterNode(UnaryNode):
     """The rows for which a function returns True. State: ``{"child": position, "index": n}``.
 
     Per example, the Python rows are taken from a per-example child when it made them
-    and the kept ones handed on (see `dagster_ds.streaming._rowwise`).
+    and the kept ones handed on, the Arrow batch filtered only if asked for (see
+    `dagster_ds.streaming._rowwise`).
     """
 
     call: FunctionCall | None = None
@@ -29,22 +36,21 @@ class FilterNode(UnaryNode):
 
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
         for batch, _, checkpoint in self._run(state, hand_on=False):
-            yield batch, checkpoint
+            yield arrow_of(batch), checkpoint
 
-    def row_batches(
-        self, state: State | None
-    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+    def row_batches(self, state: State | None) -> Iterator[tuple[Batch, Rows | None, State]]:
         return self._run(state, hand_on=True)
 
     def _run(
         self, state: State | None, hand_on: bool
-    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+    ) -> Iterator[tuple[Batch, Rows | None, State]]:
         call = self.call
         row_wise = call is not None and not self.batched and call.formatter.is_plain
         position = field(state, "child", dict, "filter") if state else None
         cursor = Cursor(self.child, position, rows=row_wise)
         index = field(state, "index", int, "filter") if state else 0
         size = self.batch_size if self.batch_size is not None and self.batch_size > 0 else None
+        immutable = SchemaMemo(immutable_values)
         while True:
             rows: Rows | None = None
             if self.batched:
@@ -53,16 +59,21 @@ class FilterNode(UnaryNode):
                 batch, rows = cursor.take_rows(EXAMPLES_PER_CALL)
             if batch is None:
                 return
+            kept: Batch
             if call is None:
                 kept = batch
             elif row_wise:
-                hand = hand_on and immutable_values(batch.schema)
-                given, rows = function_rows(batch, rows, hand, call.formatter.rows)
+                hand = hand_on and immutable(batch.schema)
+                given, rows = function_rows(batch, rows, hand, call)
                 mask = list(map(bool, call.each(given, index)))
-                kept = batch.filter(bool_array(mask))
-                rows = kept_rows(rows, mask) if rows is not None else None
+                if rows is not None:
+                    rows = kept_rows(rows, mask)
+                    kept = kept_batch(batch, mask, len(rows))
+                else:
+                    kept = arrow_of(batch).filter(bool_array(mask))
             else:
-                kept, rows = batch.filter(self._mask(batch, index)), None
+                source = arrow_of(batch)
+                kept, rows = source.filter(self._mask(source, index)), None
             index += batch.num_rows
             yield kept, rows, {"child": cursor.position(), "index": index}
 

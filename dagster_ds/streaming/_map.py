@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
 from dagster_ds.features import Features, cast_table
 from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
 from dagster_ds.formatting._feature_values import encode_results
-from dagster_ds.formatting._outputs import function_output, merge, per_example_output
-from dagster_ds.streaming._arrow import TypeKeeper
+from dagster_ds.formatting._outputs import (
+    function_output,
+    merge,
+    per_example_output,
+    values_to_array,
+)
+from dagster_ds.streaming._arrow import TypeKeeper, cast_nulls
 from dagster_ds.streaming._cursor import Cursor
-from dagster_ds.streaming._node import Rows, State, UnaryNode, field
-from dagster_ds.streaming._rowwise import function_rows, mapped_rows
+from dagster_ds.streaming._node import (
+    Batch,
+    LazyBatch,
+    Rows,
+    State,
+    UnaryNode,
+    arrow_of,
+    field,
+)
+from dagster_ds.streaming._rowwise import (
+    SchemaMemo,
+    function_rows,
+    immutable_values,
+    mapped_rows,
+    typed_columns,
+    updated_rows,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -23,9 +44,9 @@ class MapNode(UnaryNode):
 
     Per example, each input batch is turned into Python rows once (or taken from a
     per-example child, see `dagster_ds.streaming._rowwise`) and the outputs back into
-    one Arrow batch. Batched, the input is regrouped into exactly ``batch_size`` rows
-    (the last group may be smaller) whatever the input's batches, so the function sees
-    the same batches after a resume.
+    one Arrow batch (only when needed, when the rows are handed on). Batched, the input
+    is regrouped into exactly ``batch_size`` rows (the last group may be smaller)
+    whatever the input's batches, so the function sees the same batches after a resume.
     """
 
     call: FunctionCall | None = None
@@ -37,11 +58,9 @@ class MapNode(UnaryNode):
 
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
         for batch, _, checkpoint in self._run(state, hand_on=False):
-            yield batch, checkpoint
+            yield arrow_of(batch), checkpoint
 
-    def row_batches(
-        self, state: State | None
-    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+    def row_batches(self, state: State | None) -> Iterator[tuple[Batch, Rows | None, State]]:
         return self._run(state, hand_on=True)
 
     @property
@@ -50,12 +69,12 @@ class MapNode(UnaryNode):
 
     def _run(
         self, state: State | None, hand_on: bool
-    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+    ) -> Iterator[tuple[Batch, Rows | None, State]]:
         row_wise = self._row_wise
         position = field(state, "child", dict, "map") if state else None
         cursor = Cursor(self.child, position, rows=row_wise)
         index = field(state, "index", int, "map") if state else 0
-        keeper = TypeKeeper()
+        outputs = _Outputs(self.remove_columns, self.features)
         size = self.batch_size if self.batch_size is not None and self.batch_size > 0 else None
         hand_on = hand_on and row_wise and self.features is None
         while True:
@@ -69,31 +88,41 @@ class MapNode(UnaryNode):
             short = size is not None and batch.num_rows < size
             if self.batched and self.drop_last_batch and short:
                 return
-            returned: list[str] = []
             if row_wise:
-                output, rows, returned = self._apply_rows(batch, rows, index, hand_on)
+                output, rows = self._apply_rows(batch, rows, index, hand_on, outputs)
             else:
-                output, rows = self._apply(batch, index), None
+                output, rows = outputs.typed(self._apply(arrow_of(batch), index)), None
             index += batch.num_rows
-            output = cast_table(output, self.features) if self.features else keeper.apply(output)
-            if rows is not None:
-                removed = [name for name in self.remove_columns if name in batch.schema.names]
-                rows = mapped_rows(rows, output, returned, removed)
             yield output, rows, {"child": cursor.position(), "index": index}
 
     def _apply_rows(
-        self, batch: pa.RecordBatch, rows: Rows | None, index: int, hand_on: bool
-    ) -> tuple[pa.RecordBatch, Rows | None, list[str]]:
-        """`_apply` per example on Python rows: the output, the rows to update, its columns."""
+        self, batch: Batch, rows: Rows | None, index: int, hand_on: bool, outputs: _Outputs
+    ) -> tuple[Batch, Rows | None]:
+        """`_apply` per example on Python rows: the output, and the rows handed on."""
         assert self.call is not None
-        given, kept = function_rows(batch, rows, hand_on, self.call.formatter.rows)
+        given, kept = function_rows(batch, rows, hand_on, self.call)
         results = self.call.each(given, index)
-        encode_results(results, batch.schema)  # decoded values it returns, stored again
+        if kept is not None and outputs.immutable(batch.schema):  # no decoded input column
+            columns = typed_columns(given, results, self.remove_columns)
+            if columns is not None:
+                lazy = outputs.lazy(batch, columns)
+                if lazy is not None:
+                    new_columns = {name: values for name, (values, _) in columns.items()}
+                    return lazy, outputs.rows(kept, batch, lazy.schema, new_columns, results)
+        source = arrow_of(batch)
+        encode_results(results, source.schema)  # decoded values it returns, stored again
         where = f"examples {index} to {index + batch.num_rows - 1}"
         output = per_example_output(given, results, index, self.remove_columns, where)
-        merged = merge(batch, output, self.remove_columns, where)
+        merged = merge(source, output, self.remove_columns, where)
         assert isinstance(merged, pa.RecordBatch)
-        return merged, kept, output.schema.names if output is not None else []
+        merged = outputs.typed(merged)
+        if kept is None or merged.num_rows != len(kept):
+            return merged, None
+        returned = output.schema.names if output is not None else []
+        new_columns: dict[str, list[Any]] = {
+            name: merged.column(name).to_pylist() for name in returned
+        }
+        return merged, outputs.rows(kept, batch, merged.schema, new_columns)
 
     def _apply(self, batch: pa.RecordBatch, index: int) -> pa.RecordBatch:
         where = f"examples {index} to {index + batch.num_rows - 1}"
@@ -112,3 +141,80 @@ class MapNode(UnaryNode):
     @property
     def schema(self) -> pa.Schema | None:
         return self.features.arrow_schema if self.features is not None else None
+
+
+class _Outputs:
+    """A map's output batches during one iteration: typed alike from batch to batch."""
+
+    def __init__(self, remove_columns: Sequence[str], features: Features | None) -> None:
+        self._remove_columns = remove_columns
+        self._features = features
+        self._keeper = TypeKeeper()
+        self.immutable = SchemaMemo(immutable_values)
+        self._merged: tuple[pa.Schema, pa.Schema, pa.Schema] | None = None
+
+    def typed(self, merged: pa.RecordBatch) -> pa.RecordBatch:
+        """An output batch cast to the features, or with the types of earlier batches."""
+        if self._features is not None:
+            return cast_table(merged, self._features)
+        return self._keeper.apply(merged)
+
+    def lazy(
+        self, batch: Batch, columns: dict[str, tuple[list[Any], pa.DataType]]
+    ) -> LazyBatch | None:
+        """The output batch, built from ``columns`` only if asked for (None: build it now).
+
+        Its schema is the one the built batch has: `merge`'s for these column types,
+        then the types of earlier batches (the batch is typed in order, here).
+        """
+        fields = pa.schema([(name, kind) for name, (_, kind) in columns.items()])
+        merged = self._merged_schema(batch.schema, fields)
+        if not merged.names:  # merge of no columns: let Arrow say what it makes of it
+            return None
+        schema = self._keeper.schema(merged)
+        remove_columns = self._remove_columns
+
+        def build() -> pa.RecordBatch:
+            arrays = {name: values_to_array(values) for name, (values, _) in columns.items()}
+            output = pa.RecordBatch.from_pydict(arrays) if arrays else None
+            result = merge(arrow_of(batch), output, remove_columns, "a per-example map")
+            assert isinstance(result, pa.RecordBatch)
+            return cast_nulls(result, schema)
+
+        return LazyBatch(schema, batch.num_rows, build)
+
+    def rows(
+        self,
+        kept: Rows,
+        batch: Batch,
+        schema: pa.Schema,
+        new_columns: dict[str, list[Any]],
+        results: list[Any] | None = None,
+    ) -> Rows | None:
+        """The rows handed on with an output of ``schema``, or None when they cannot be.
+
+        ``results`` are the function's results when `typed_columns` accepted them.
+        """
+        if not self.immutable(schema):
+            return None
+        removed = [name for name in self._remove_columns if name in batch.schema.names]
+        if results is not None and new_columns and not removed:
+            rows = updated_rows(kept, schema.names, results)
+            if rows is not None:
+                return rows
+        return mapped_rows(kept, schema.names, new_columns, removed)
+
+    def _merged_schema(self, schema: pa.Schema, fields: pa.Schema) -> pa.Schema:
+        """The schema `merge` gives inputs of ``schema`` and outputs of ``fields``."""
+        last = self._merged
+        if (
+            last is not None
+            and last[1].equals(fields)
+            and last[0].equals(schema, check_metadata=True)
+        ):
+            return last[2]
+        inputs = pa.RecordBatch.from_pylist([], schema=schema)
+        output = pa.RecordBatch.from_pylist([], schema=fields) if fields.names else None
+        merged = merge(inputs, output, self._remove_columns, "a per-example map").schema
+        self._merged = (schema, fields, merged)
+        return merged

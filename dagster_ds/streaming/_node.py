@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias, cast
 
@@ -18,6 +18,45 @@ State: TypeAlias = dict[str, Any]
 # A batch's rows as Python dicts (equal to ``batch.to_pylist()``), made by a node whose
 # function needed them anyway, so the next row-wise operator need not convert again.
 Rows: TypeAlias = list[dict[str, Any]]
+
+
+class LazyBatch:
+    """A batch handed on with its rows, whose Arrow form is built only if asked for.
+
+    Per-example operators hand their rows on (see `dagster_ds.streaming._rowwise`);
+    when the next operator only needs those rows, the Arrow batch is never built.
+    ``schema`` and ``num_rows`` are those of the batch `arrow` builds.
+    """
+
+    __slots__ = ("_batch", "_build", "num_rows", "schema")
+
+    def __init__(
+        self, schema: pa.Schema, num_rows: int, build: Callable[[], pa.RecordBatch]
+    ) -> None:
+        self.schema = schema
+        self.num_rows = num_rows
+        self._build: Callable[[], pa.RecordBatch] | None = build
+        self._batch: pa.RecordBatch | None = None
+
+    def arrow(self) -> pa.RecordBatch:
+        """The Arrow batch (built on the first call)."""
+        if self._batch is None:
+            assert self._build is not None
+            self._batch, self._build = self._build(), None
+        return self._batch
+
+    def slice(self, offset: int, length: int) -> LazyBatch:
+        """Rows ``offset`` to ``offset + length``, as `pa.RecordBatch.slice`."""
+        return LazyBatch(self.schema, length, lambda: self.arrow().slice(offset, length))
+
+
+# What `Node.row_batches` yields: an Arrow batch, or one built on demand.
+Batch: TypeAlias = pa.RecordBatch | LazyBatch
+
+
+def arrow_of(batch: Batch) -> pa.RecordBatch:
+    """The Arrow form of a batch `Node.row_batches` yielded."""
+    return batch.arrow() if isinstance(batch, LazyBatch) else batch
 
 
 class Snapshot(abc.ABC):
@@ -75,14 +114,13 @@ class Node(abc.ABC):
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
         """Yield the batches after ``state`` (from the start when None), with checkpoints."""
 
-    def row_batches(
-        self, state: State | None
-    ) -> Iterator[tuple[pa.RecordBatch, Rows | None, State]]:
+    def row_batches(self, state: State | None) -> Iterator[tuple[Batch, Rows | None, State]]:
         """`batches`, each with its rows as Python dicts when this node made them, else None.
 
         Per-example map and filter hand on the rows their functions saw, so consecutive
         row-wise operators (and per-example iteration) convert each batch once. The rows
-        equal ``batch.to_pylist()`` and belong to the caller. The default makes none.
+        equal ``arrow_of(batch).to_pylist()`` and belong to the caller; a batch with
+        rows may be a `LazyBatch`. The default makes none.
         """
         for batch, checkpoint in self.batches(state):
             yield batch, None, checkpoint

@@ -6,27 +6,40 @@
 A per-example map or filter needs its batch as Python dicts anyway. When its consumer
 is row-wise too (another per-example map or filter, or per-example iteration), it
 hands on the rows it made, updated with its outputs, instead of the consumer calling
-``to_pylist`` again. The rows handed on always equal ``batch.to_pylist()`` of the
-batch handed on:
+``to_pylist`` again. The rows handed on always equal ``arrow_of(batch).to_pylist()``
+of the batch handed on:
 
-- the user's function gets shallow copies, so whatever it does to its dicts never
-  reaches the rows handed on;
+- the user's function gets shallow copies (or, with ``input_columns``, the values
+  only), so whatever it does to its dicts never reaches the rows handed on;
 - rows are handed on only when every column's Python values are immutable (numbers,
   strings, bytes, dates...), so the copies share no list or dict with them;
-- a map's new values are read back from its Arrow output (`to_pylist` of the new
-  columns only), so they are exactly what a fresh conversion would give.
+- a map's new values are handed on as they are only when Arrow would give them back
+  unchanged (`arrow_type`): every value of a column of one exact Python type that
+  Arrow stores as it is (an int in int64's range, a float, a bool, a str, bytes) or
+  None. Then the Arrow batches are not built at all unless a consumer asks for them
+  (a `LazyBatch`). Otherwise the outputs become Arrow at once, as they always did
+  (converted, or refused with the usual error), and the new values are read back
+  from there (`to_pylist` of the new columns only).
 """
 
 from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Callable, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
 from dagster_ds.features._decode import column_features
-from dagster_ds.streaming._node import Rows
+from dagster_ds.formatting._calls import FunctionCall, returned_input
+from dagster_ds.streaming._arrow import bool_array
+from dagster_ds.streaming._node import Batch, LazyBatch, Rows, arrow_of
+
+_INT64 = (-(2**63), 2**63 - 1)
+# Characters of a str (or bytes) column trusted to fit one Arrow array (4 bytes each).
+_MAX_TEXT = 2**28
 
 
 def immutable_values(schema: pa.Schema) -> bool:
@@ -54,46 +67,151 @@ def _immutable_type(arrow_type: pa.DataType) -> bool:
     ) and not isinstance(arrow_type, pa.BaseExtensionType)
 
 
+class SchemaMemo:
+    """``function(schema)``, remembered for the last schema (a stream's schemas repeat)."""
+
+    def __init__(self, function: Callable[[pa.Schema], bool]) -> None:
+        self._function = function
+        self._last: tuple[pa.Schema, bool] | None = None
+
+    def __call__(self, schema: pa.Schema) -> bool:
+        last = self._last
+        if last is not None and (last[0] is schema or last[0].equals(schema, check_metadata=True)):
+            return last[1]
+        answer = self._function(schema)
+        self._last = (schema, answer)
+        return answer
+
+
 def function_rows(
-    batch: pa.RecordBatch,
-    rows: Rows | None,
-    hand_on: bool,
-    convert: Callable[[pa.RecordBatch], Rows],
+    batch: Batch, rows: Rows | None, hand_on: bool, call: FunctionCall
 ) -> tuple[Rows, Rows | None]:
     """The rows to pass to the function, and the rows to hand on (None: hand on none).
 
-    ``rows`` are the batch's rows if the child made them, else ``convert(batch)``
-    makes them (the formatter's rows: decoded values). Without ``hand_on`` the
-    function gets them themselves, as a fresh conversion.
+    ``rows`` are the batch's rows if the child made them, else the call's formatter
+    makes them (decoded values). Without ``hand_on`` the function gets them
+    themselves, as a fresh conversion.
     """
     if rows is None:
-        rows = convert(batch)
+        rows = call.formatter.rows(arrow_of(batch))
     if not hand_on:
         return rows, None
+    if call.input_columns is not None:  # the function gets immutable values, not the dicts
+        return rows, rows
     return list(map(dict.copy, rows)), rows
 
 
-def mapped_rows(
-    rows: Rows, output: pa.RecordBatch, new_columns: Sequence[str], removed: Sequence[str]
-) -> Rows | None:
-    """``rows`` updated to the map's ``output`` batch (None when they cannot be).
+def arrow_type(values: list[Any]) -> pa.DataType | None:
+    """The type ``pa.array(values)`` infers, when its ``to_pylist()`` equals ``values``.
 
-    ``new_columns`` are the columns the function returned (read back from ``output``),
-    ``removed`` the input columns dropped.
+    None when that is not certain without converting: values of several Python types
+    (ints and floats become floats), of other types (numpy scalars, dates, lists...),
+    ints out of int64's range, or strings UTF-8 cannot encode.
     """
-    if output.num_rows != len(rows) or not immutable_values(output.schema):
+    kinds = set(map(type, values))
+    if type(None) in kinds:
+        kinds.discard(type(None))
+        values = [value for value in values if value is not None]
+    if not kinds:
+        return pa.null()
+    if len(kinds) > 1:
         return None
+    kind = kinds.pop()
+    if kind is float:
+        return pa.float64()
+    if kind is int:
+        return pa.int64() if _INT64[0] <= min(values) and max(values) <= _INT64[1] else None
+    if kind is bool:
+        return pa.bool_()
+    if kind is str:
+        text = "".join(values)
+        if len(text) > _MAX_TEXT:
+            return None
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+        return pa.string()
+    if kind is bytes:
+        return pa.binary() if sum(map(len, values)) <= _MAX_TEXT else None
+    return None
+
+
+def typed_columns(
+    given: Rows, results: list[Any], remove_columns: Sequence[str]
+) -> dict[str, tuple[list[Any], pa.DataType]] | None:
+    """A per-example map's output columns with their Arrow types, known without Arrow.
+
+    None when the outputs need Arrow to be checked or converted: results that are not
+    all dicts with the same keys (or all None), or a column `arrow_type` cannot type.
+    As `per_example_output`, returned input rows do not bring back ``remove_columns``.
+    """
+    first = results[0] if results else None
+    if type(first) is not dict:
+        return {} if not any(map(operator.is_not, results, itertools.repeat(None))) else None
+    keys = list(first)
+    if not keys or set(map(type, results)) != {dict} or any(type(k) is not str for k in keys):
+        return None
+    try:
+        columns = {key: list(map(operator.itemgetter(key), results)) for key in keys}
+    except KeyError:
+        return None
+    if sum(map(len, results)) != len(keys) * len(results):  # each has the keys, no others
+        return None
+    if remove_columns and returned_input(given, results):
+        for name in remove_columns:
+            columns.pop(name, None)
+    typed: dict[str, tuple[list[Any], pa.DataType]] = {}
+    for name, values in columns.items():
+        kind = arrow_type(values)
+        if kind is None:
+            return None
+        typed[name] = (values, kind)
+    return typed
+
+
+def mapped_rows(
+    rows: Rows, names: Sequence[str], new_columns: Mapping[str, list[Any]], removed: Sequence[str]
+) -> Rows | None:
+    """``rows`` updated to a map's output batch of columns ``names`` (None when they cannot be).
+
+    ``new_columns`` are the values of the columns the function returned, as the output
+    batch's ``to_pylist`` gives them; ``removed`` the input columns dropped.
+    """
     for name in removed:
         for row in rows:
             del row[name]
-    for name in new_columns:
-        values = output.column(name).to_pylist()
+    for name, values in new_columns.items():
         collections.deque(map(dict.__setitem__, rows, itertools.repeat(name), values), maxlen=0)
-    if rows and list(rows[0]) != output.schema.names:
+    if rows and list(rows[0]) != list(names):
         return None
     return rows
+
+
+def updated_rows(rows: Rows, names: Sequence[str], results: list[dict[str, Any]]) -> Rows | None:
+    """``rows`` updated with a map's results (None when they cannot be this way).
+
+    For results `typed_columns` accepted (dicts holding the values Arrow gives back,
+    all with the same keys) when no input column is removed: ``rows[i].update(results[i])``
+    is the row of the output batch (of columns ``names``) if at most one key is new, as
+    `dict.update` adds new keys in each result's own order.
+    """
+    if not rows:
+        return rows
+    if sum(name not in rows[0] for name in results[0]) > 1:
+        return None
+    collections.deque(map(dict.update, rows, results), maxlen=0)
+    return rows if list(rows[0]) == list(names) else None
 
 
 def kept_rows(rows: Rows, mask: Sequence[bool]) -> Rows:
     """The rows a filter kept."""
     return list(itertools.compress(rows, mask))
+
+
+def kept_batch(batch: Batch, mask: Sequence[bool], kept: int) -> Batch:
+    """The rows of ``batch`` a filter kept (``kept`` of them), filtered only if asked for."""
+    if kept == batch.num_rows:
+        return batch
+    return LazyBatch(batch.schema, kept, lambda: arrow_of(batch).filter(bool_array(mask)))

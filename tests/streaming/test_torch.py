@@ -86,3 +86,23 @@ def test_persistent_workers_see_each_new_epoch() -> None:
     fresh.set_epoch(2)
     assert sorted(_ids(DataLoader(fresh, num_workers=2, batch_size=None))) == sorted(orders[2])
     assert _ids(DataLoader(fresh, num_workers=2, batch_size=None)) == orders[2]
+
+
+def _half(example: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "h": example["a"] / 2 if example["a"] % 2 else example["a"] // 2,
+        "t": f"é{example['a']}",
+    }
+
+
+def _keep_most(example: dict[str, Any]) -> bool:
+    return example["a"] % 3 != 0
+
+
+def test_fused_map_and_filter_in_workers_give_the_examples_of_one_process() -> None:
+    ds = numbers(3000, num_shards=4).map(_half).filter(_keep_most)
+    expected = {row["a"]: row for row in ds}
+    loaded = list(DataLoader(ds, num_workers=2, batch_size=None))
+    got = {int(row["a"]): {**row, "a": int(row["a"])} for row in loaded}
+    assert len(loaded) == len(expected) == 2000
+    assert got == expected
