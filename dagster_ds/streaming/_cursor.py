@@ -30,7 +30,7 @@ class Cursor:
 
     With ``rows=True`` the node is read through `Node.row_batches`, and `take_rows`
     also returns the Python rows the node made (when it made them), with a batch that
-    may be a `LazyBatch` (`take` and `read` always give Arrow batches).
+    may be a `DeferredBatch` (`take` and `read` always give Arrow batches).
     """
 
     def __init__(self, node: Node, position: Position | None = None, rows: bool = False) -> None:

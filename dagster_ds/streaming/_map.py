@@ -21,7 +21,7 @@ from dagster_ds.streaming._arrow import TypeKeeper, cast_nulls
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import (
     Batch,
-    LazyBatch,
+    DeferredBatch,
     Rows,
     State,
     UnaryNode,
@@ -161,7 +161,7 @@ class _Outputs:
 
     def lazy(
         self, batch: Batch, columns: dict[str, tuple[list[Any], pa.DataType]]
-    ) -> LazyBatch | None:
+    ) -> DeferredBatch | None:
         """The output batch, built from ``columns`` only if asked for (None: build it now).
 
         Its schema is the one the built batch has: `merge`'s for these column types,
@@ -181,7 +181,7 @@ class _Outputs:
             assert isinstance(result, pa.RecordBatch)
             return cast_nulls(result, schema)
 
-        return LazyBatch(schema, batch.num_rows, build)
+        return DeferredBatch(schema, batch.num_rows, build)
 
     def rows(
         self,

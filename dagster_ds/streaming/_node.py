@@ -20,7 +20,7 @@ State: TypeAlias = dict[str, Any]
 Rows: TypeAlias = list[dict[str, Any]]
 
 
-class LazyBatch:
+class DeferredBatch:
     """A batch handed on with its rows, whose Arrow form is built only if asked for.
 
     Per-example operators hand their rows on (see `dagster_ds.streaming._rowwise`);
@@ -45,18 +45,18 @@ class LazyBatch:
             self._batch, self._build = self._build(), None
         return self._batch
 
-    def slice(self, offset: int, length: int) -> LazyBatch:
+    def slice(self, offset: int, length: int) -> DeferredBatch:
         """Rows ``offset`` to ``offset + length``, as `pa.RecordBatch.slice`."""
-        return LazyBatch(self.schema, length, lambda: self.arrow().slice(offset, length))
+        return DeferredBatch(self.schema, length, lambda: self.arrow().slice(offset, length))
 
 
 # What `Node.row_batches` yields: an Arrow batch, or one built on demand.
-Batch: TypeAlias = pa.RecordBatch | LazyBatch
+Batch: TypeAlias = pa.RecordBatch | DeferredBatch
 
 
 def arrow_of(batch: Batch) -> pa.RecordBatch:
     """The Arrow form of a batch `Node.row_batches` yielded."""
-    return batch.arrow() if isinstance(batch, LazyBatch) else batch
+    return batch.arrow() if isinstance(batch, DeferredBatch) else batch
 
 
 class Snapshot(abc.ABC):
@@ -120,7 +120,7 @@ class Node(abc.ABC):
         Per-example map and filter hand on the rows their functions saw, so consecutive
         row-wise operators (and per-example iteration) convert each batch once. The rows
         equal ``arrow_of(batch).to_pylist()`` and belong to the caller; a batch with
-        rows may be a `LazyBatch`. The default makes none.
+        rows may be a `DeferredBatch`. The default makes none.
         """
         for batch, checkpoint in self.batches(state):
             yield batch, None, checkpoint

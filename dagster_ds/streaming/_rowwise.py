@@ -17,7 +17,7 @@ of the batch handed on:
   unchanged (`arrow_type`): every value of a column of one exact Python type that
   Arrow stores as it is (an int in int64's range, a float, a bool, a str, bytes) or
   None. Then the Arrow batches are not built at all unless a consumer asks for them
-  (a `LazyBatch`). Otherwise the outputs become Arrow at once, as they always did
+  (a `DeferredBatch`). Otherwise the outputs become Arrow at once, as they always did
   (converted, or refused with the usual error), and the new values are read back
   from there (`to_pylist` of the new columns only).
 """
@@ -35,7 +35,7 @@ import pyarrow as pa
 from dagster_ds.features._decode import column_features
 from dagster_ds.formatting._calls import FunctionCall, returned_input
 from dagster_ds.streaming._arrow import bool_array
-from dagster_ds.streaming._node import Batch, LazyBatch, Rows, arrow_of
+from dagster_ds.streaming._node import Batch, DeferredBatch, Rows, arrow_of
 
 _INT64 = (-(2**63), 2**63 - 1)
 # Characters of a str (or bytes) column trusted to fit one Arrow array (4 bytes each).
@@ -214,4 +214,4 @@ def kept_batch(batch: Batch, mask: Sequence[bool], kept: int) -> Batch:
     """The rows of ``batch`` a filter kept (``kept`` of them), filtered only if asked for."""
     if kept == batch.num_rows:
         return batch
-    return LazyBatch(batch.schema, kept, lambda: arrow_of(batch).filter(bool_array(mask)))
+    return DeferredBatch(batch.schema, kept, lambda: arrow_of(batch).filter(bool_array(mask)))
