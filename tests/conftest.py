@@ -28,7 +28,7 @@ atexit.register(shutil.rmtree, _ANCHOR_CACHE, ignore_errors=True)
 os.environ.setdefault("HF_DATASETS_CACHE", _ANCHOR_CACHE)
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
-pytest_plugins = ["dagster_ds.testing.pytest_plugin"]
+pytest_plugins = ["dagster_ds.testing.pytest_plugin", "tests._schedule"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
