@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
+from tests.conftest import QUICK_INSTANCE
 from tests.orchestration._chain import CALLS_ENV, calls
 
 ROWS = [{"text": "Hello World"}, {"text": "  The quick brown fox "}, {"text": "x"}]
@@ -23,8 +24,11 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture
 def instance(dagster_home: Path) -> Iterator[dg.DagsterInstance]:
-    """A Dagster instance persisted in a temporary DAGSTER_HOME (set in the environment)."""
-    with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
+    """A Dagster instance persisted in a temporary DAGSTER_HOME (set in the environment).
+
+    Its event log is one SQLite database and it keeps no step output (`QUICK_INSTANCE`).
+    """
+    with dg.instance_for_test(temp_dir=str(dagster_home), overrides=QUICK_INSTANCE) as instance:
         yield instance
 
 
