@@ -18,7 +18,7 @@ built once, and they run in collection order there.
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,7 @@ class _Recorder:
     """Sums each unit's setup, call and teardown seconds, in the process that reports."""
 
     def __init__(self) -> None:
-        self.seconds: Counter[str] = Counter()
+        self.seconds: defaultdict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[unit_of(report.nodeid)] += report.duration
