@@ -118,6 +118,11 @@ def run_python() -> RunPython:
         environment.update(env or {})
         python_path = [str(p) for p in path or []] + [str(REPO_ROOT)]
         environment["PYTHONPATH"] = os.pathsep.join(python_path)
+        # Cached bytecode is read, never written: a test that edits a module and runs it
+        # again must not get the bytecode of the version before (Python tells them apart
+        # by the source's size and mtime in whole seconds: an edit of the same size in
+        # the same second would not be seen).
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
         completed = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(source)],
             cwd=cwd,
