@@ -49,14 +49,8 @@ ui: $(DEMO_STAMP)
 	DAGSTER_HOME=$(DEMO)/dagster_home DAGSTER_DS_CACHE=$(DEMO)/cache \
 		$(BIN)/dagster dev -w workspace.yaml
 
-## Set up, then lint, type-check and run the whole test suite. pyright runs alongside
-## the tests (it keeps one core busy for ~25 s); its report follows theirs.
-test: lint browser services
-	@echo "$(PYTEST) $(PARALLEL), with $(BIN)/pyright alongside"
-	@$(BIN)/pyright > $(VENV)/pyright.log 2>&1 & types=$$!; \
-	$(PYTEST) $(PARALLEL); tests=$$?; \
-	wait $$types; typed=$$?; echo "== pyright"; cat $(VENV)/pyright.log; \
-	exit $$((tests || typed))
+## Set up, then lint, type-check and run the whole test suite.
+test: check unit
 
 check: lint types
 
