@@ -12,8 +12,12 @@ FAST := -m "not slow and not browser"
 # Two test processes (pytest-xdist), a test file each at a time: the suite's many
 # subprocesses and servers then keep both cores busy.
 PARALLEL := -n 2 --dist loadfile
+# The suite starts hundreds of Python processes (steps, servers, workers): each imports
+# dagster_ds and the tests from their cached bytecode (__pycache__, git-ignored), which
+# PYTHONDONTWRITEBYTECODE=1 in the environment would otherwise stop being written.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 
-.PHONY: demo ui test test-fast test-pythons check lint types unit browser services bench clean
+.PHONY: demo ui test test-fast test-pythons check lint types unit durations browser services bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,11 +62,11 @@ types: $(STAMP)
 	$(BIN)/pyright
 
 unit: $(STAMP) browser services
-	$(BIN)/pytest $(PARALLEL)
+	$(PYTEST) $(PARALLEL)
 
 ## The inner loop: the suite without its slow and browser tests (make test stays the whole).
 test-fast: $(STAMP)
-	$(BIN)/pytest $(PARALLEL) $(FAST) -q
+	$(PYTEST) $(PARALLEL) $(FAST) -q
 
 ## The fast suite on Python 3.12 and 3.13, each in its own venv (.venv-3.12, ...);
 ## a Python that is not installed is skipped with a message.
@@ -75,7 +79,7 @@ test-pythons:
 	  $(MAKE) --no-print-directory .venv-$$version/.installed-stamp \
 	    OTHER_PYTHON=$$interpreter || exit 1; \
 	  echo "== Python $$version: pytest $(FAST)"; \
-	  .venv-$$version/bin/pytest $(PARALLEL) $(FAST) -q -p no:cacheprovider || exit 1; \
+	  PYTHONDONTWRITEBYTECODE= .venv-$$version/bin/pytest $(PARALLEL) $(FAST) -q -p no:cacheprovider || exit 1; \
 	done
 
 .venv-%/.installed-stamp: pyproject.toml constraints.txt
@@ -83,6 +87,11 @@ test-pythons:
 	.venv-$*/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	.venv-$*/bin/$(PIP) -e '.[test]'
 	touch $@
+
+## Run the whole suite and record how long each test file took (tests/durations.json):
+## `make test` starts the longest ones first. Worth redoing when files grow or appear.
+durations: $(STAMP) browser services
+	$(PYTEST) $(PARALLEL) --record-durations -q
 
 ## Headless Chromium for the web UI test: installed from Debian when root, else the test skips.
 browser:

@@ -28,7 +28,7 @@ atexit.register(shutil.rmtree, _ANCHOR_CACHE, ignore_errors=True)
 os.environ.setdefault("HF_DATASETS_CACHE", _ANCHOR_CACHE)
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
-pytest_plugins = ["dagster_ds.testing.pytest_plugin"]
+pytest_plugins = ["dagster_ds.testing.pytest_plugin", "tests._schedule"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,6 +46,24 @@ def _isolated_cache(
     monkeypatch.setenv("DAGSTER_DS_CACHE", str(tmp_path_factory.mktemp("cache")))
 
 
+# Dagster instance settings of the `instance` fixtures (runs in the test's process): one
+# SQLite event log for all runs (Dagster's default creates, then stamps with alembic, a
+# database per run: most of a short run's time) and no capture of step output (a `tail`
+# process per step). The example (tests/definitions), the Dask and concurrency tests,
+# and every test whose runs happen in other processes keep Dagster's defaults.
+QUICK_INSTANCE = {
+    "event_log_storage": {
+        "module": "dagster._core.storage.event_log",
+        "class": "ConsolidatedSqliteEventLogStorage",
+        "config": {"base_dir": {"env": "DAGSTER_HOME"}},
+    },
+    "compute_logs": {
+        "module": "dagster._core.storage.noop_compute_log_manager",
+        "class": "NoOpComputeLogManager",
+    },
+}
+
+
 @pytest.fixture(scope="session")
 def dagster_homes() -> Iterator[Path]:
     """Where DAGSTER_HOMEs go: a memory file system when there is one (SQLite syncs every
@@ -58,8 +76,10 @@ def dagster_homes() -> Iterator[Path]:
     template.mkdir()
     import dagster as dg
 
+    with dg.instance_for_test(temp_dir=str(template), overrides=QUICK_INSTANCE):
+        pass  # creates the SQLite schemas once: the `QUICK_INSTANCE` event log, then
     with dg.instance_for_test(temp_dir=str(template)):
-        pass  # creates the SQLite schemas once
+        pass  # Dagster's defaults (and its dagster.yaml)
     yield base
     shutil.rmtree(base, ignore_errors=True)
 
@@ -98,6 +118,11 @@ def run_python() -> RunPython:
         environment.update(env or {})
         python_path = [str(p) for p in path or []] + [str(REPO_ROOT)]
         environment["PYTHONPATH"] = os.pathsep.join(python_path)
+        # Cached bytecode is read, never written: a test that edits a module and runs it
+        # again must not get the bytecode of the version before (Python tells them apart
+        # by the source's size and mtime in whole seconds: an edit of the same size in
+        # the same second would not be seen).
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
         completed = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(source)],
             cwd=cwd,

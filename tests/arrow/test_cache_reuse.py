@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -218,44 +219,98 @@ def test_a_corrupted_cache_file_is_detected_and_recomputed(
     assert _calls(counter) == 100
 
 
+# A writer server: it imports dagster_ds and builds the dataset once, then forks a writer
+# (computes the map, publishes its entry) per line read. It prints the writer's pid, then,
+# once the writer ended or was killed, "ended" and the fingerprint the writer reported
+# (nothing when killed first). Each writer is a process of its own, killed without the
+# second of interpreter start-up in between.
+_WRITERS = """
+import os, sys
+from dagster_ds import Dataset
+ds = Dataset.from_dict({"a": list(range(100_000))})
+for _ in sys.stdin:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        out = ds.map(
+            lambda b: {"b": [v * 2 for v in b["a"]], "pad": ["x" * 40] * len(b["a"])},
+            batched=True,
+        )
+        os.write(write, out.fingerprint.encode())
+        os._exit(0)
+    os.close(write)
+    print(pid, flush=True)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as reported:
+        print("ended", reported.read(), flush=True)
+"""
+
+
+# Kills spread over a writer's life, from its fork to a moment after it would have ended.
+KILLS = 40
+
+
 @pytest.mark.slow
 def test_killing_a_writer_at_random_moments_never_leaves_a_loadable_partial_result() -> None:
-    script = textwrap.dedent(
-        """
-        from dagster_ds import Dataset
-        ds = Dataset.from_dict({"a": list(range(100_000))})
-        out = ds.map(lambda b: {"b": [v * 2 for v in b["a"]], "pad": ["x" * 40] * len(b["a"])},
-                     batched=True)
-        print(out.fingerprint)
-        """
-    )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     store = CacheStore()
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-    )
-    fingerprint = done.stdout.strip()
-    rng = random.Random(20261129)
-    complete = 0
-    for _ in range(20):
+    with subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_WRITERS)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as server:
+        _kill_writers_of(server, store)
+
+
+def _kill_writers_of(server: subprocess.Popen[str], store: CacheStore) -> None:
+    stdin, stdout = server.stdin, server.stdout
+    assert stdin is not None
+    assert stdout is not None
+
+    def start_writer() -> int:
+        stdin.write("write\n")
+        stdin.flush()
+        return int(stdout.readline())
+
+    def end_of_writer() -> str:
+        ended, _, fingerprint = stdout.readline().strip().partition(" ")
+        assert ended == "ended"
+        return fingerprint
+
+    try:
+        start_writer()
+        started = time.monotonic()
+        fingerprint = end_of_writer()
+        writing = time.monotonic() - started  # a writer's life, to spread the kills over
+        assert fingerprint
+        rng = random.Random(20261129)
+        complete = 0
+        for _ in range(KILLS):
+            store.remove(fingerprint, force=True)
+            writer = start_writer()
+            time.sleep(rng.uniform(0.0, 1.5 * writing))
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(writer, signal.SIGKILL)
+            assert end_of_writer() in ("", fingerprint)
+            entry = store.lookup(fingerprint)
+            if entry is not None:
+                with entry:
+                    table = read_table(entry)
+                assert table.column("b").to_pylist() == [v * 2 for v in range(100_000)]
+                complete += 1
+        assert complete < KILLS, "some kills should land before the entry is published"
         store.remove(fingerprint, force=True)
-        process = subprocess.Popen(
-            [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        time.sleep(rng.uniform(0.2, 1.2))
-        process.send_signal(signal.SIGKILL)
-        process.communicate()
-        entry = store.lookup(fingerprint)
-        if entry is not None:
-            with entry:
-                table = read_table(entry)
-            assert table.column("b").to_pylist() == [v * 2 for v in range(100_000)]
-            complete += 1
-    assert complete < 20, "some kills should land before the entry is published"
-    again = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-    )
-    assert again.stdout.strip() == fingerprint
+        start_writer()  # after all those kills, a writer publishes the entry again
+        assert end_of_writer() == fingerprint
+    finally:
+        stdin.close()
+        server.wait(timeout=60)
+    entry = store.lookup(fingerprint)
+    assert entry is not None
+    with entry:
+        assert read_table(entry).column("b").to_pylist() == [v * 2 for v in range(100_000)]
     store.clean_tmp(older_than=0)
     tmp = Path(os.environ["DAGSTER_DS_CACHE"]) / "tmp"
     assert not tmp.exists() or not any(tmp.iterdir())

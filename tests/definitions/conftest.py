@@ -29,10 +29,15 @@ class Example:
 def example(dagster_homes: Path) -> Iterator[Example]:
     """The example refreshed twice: with the multiprocess executor, then in process.
 
+    The first run uses `make demo`'s executor settings: one process per step, forked
+    from a server that imported the pipeline once (Python's default, spawn, imports
+    Dagster and the pipeline again for each step: seconds per step).
+
     The instance, the storage (in the instance's folder) and the embedded Hub's data
     live in a temporary DAGSTER_HOME; the dataset cache in a temporary folder.
     """
     from definitions import refresh_job
+    from definitions.demo import RUN_CONFIG
 
     home = new_dagster_home(dagster_homes)
     cache = Path(tempfile.mkdtemp(prefix="dagster-ds-example-cache-"))
@@ -45,7 +50,8 @@ def example(dagster_homes: Path) -> Iterator[Example]:
             env.delenv(name, raising=False)
         with dg.instance_for_test(temp_dir=str(home)) as instance:
             job = dg.reconstructable(refresh_job)
-            first = dg.execute_job(job, instance=instance)  # one spawned process per step
+            multiprocess = {"execution": RUN_CONFIG["execution"]}
+            first = dg.execute_job(job, instance=instance, run_config=multiprocess)
             second = dg.execute_job(job, instance=instance, run_config=IN_PROCESS)
             yield Example(home, cache, instance, first, second)
     shutil.rmtree(home, ignore_errors=True)

@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
+from tests.conftest import QUICK_INSTANCE
 from tests.orchestration._chain import CALLS_ENV, calls
 
 ROWS = [{"text": "Hello World"}, {"text": "  The quick brown fox "}, {"text": "x"}]
@@ -22,9 +23,20 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 @pytest.fixture
-def instance(dagster_home: Path) -> Iterator[dg.DagsterInstance]:
-    """A Dagster instance persisted in a temporary DAGSTER_HOME (set in the environment)."""
-    with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
+def instance(dagster_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dg.DagsterInstance]:
+    """A Dagster instance persisted in a temporary DAGSTER_HOME (set in the environment).
+
+    Its event log is one SQLite database and it keeps no step output (`QUICK_INSTANCE`).
+    The environment is set with the test's `monkeypatch`, which undoes its changes in
+    reverse order: with Dagster's own (``set_dagster_home``) undone first, a test's
+    ``monkeypatch.setenv("DAGSTER_HOME", ...)`` put the deleted home back for the tests
+    after it in the process.
+    """
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    monkeypatch.setenv("DAGSTER_DISABLE_TELEMETRY", "yes")
+    with dg.instance_for_test(
+        temp_dir=str(dagster_home), overrides=QUICK_INSTANCE, set_dagster_home=False
+    ) as instance:
         yield instance
 
 
