@@ -10,7 +10,6 @@ import pyarrow as pa
 
 from dagster_ds.errors import InvalidStateError
 from dagster_ds.streaming._node import Node, State, field, shard_indices
-from dagster_ds.streaming._readahead import read_ahead
 from dagster_ds.streaming._shards import Shard
 
 
@@ -39,9 +38,6 @@ class ShardSource(Node):
                     f"has {len(self.shards)} shard(s); pass a state_dict() saved from the same "
                     "pipeline."
                 )
-        return read_ahead(self._read(first, row))
-
-    def _read(self, first: int, row: int) -> Iterator[tuple[pa.RecordBatch, State]]:
         for index in range(first, len(self.shards)):
             start = row if index == first else 0
             position = start

@@ -309,3 +309,18 @@ def test_class_labels_survive_a_parquet_round_trip(tmp_path: Path) -> None:
         "parquet", data_files=str(tmp_path / "labels.parquet"), split="train", streaming=True
     )
     assert ds.features == features
+
+
+def test_a_parquet_stream_resumes_exactly_inside_and_between_row_groups(tmp_path: Path) -> None:
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": list(range(2500))}), path, row_group_size=300)
+    for stop in (0, 1, 299, 300, 1234, 2499):
+        stream: IterableDataset = load_dataset(
+            "parquet", data_files=str(path), split="train", streaming=True
+        )
+        rows = iter(stream)
+        head = [next(rows)["id"] for _ in range(stop)]
+        state = stream.state_dict()
+        del rows  # ends the iteration
+        stream.load_state_dict(state)
+        assert head + [row["id"] for row in stream] == list(range(2500))
