@@ -57,6 +57,11 @@ def columns_to_batch(
                 f"{where}: the values of column {name!r} do not fit one Arrow type: {error}. "
                 "Give every value of a column the same type, or pass features=..."
             ) from error
+        except OverflowError as error:  # an int beyond 64 bits
+            raise TransformOutputError(
+                f"{where}: a value of column {name!r} is an integer too large for 64 bits "
+                f"({error}). Return a float or a string for it, or pass features=..."
+            ) from error
     lengths = {name: len(values) for name, values in arrays.items()}
     if len(set(lengths.values())) > 1:
         raise TransformOutputError(
