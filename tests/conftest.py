@@ -11,6 +11,7 @@ import tempfile
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -145,6 +146,20 @@ def hub_api(local_hub: LocalHubServer) -> Any:
     from huggingface_hub import HfApi
 
     return HfApi(endpoint=local_hub.endpoint, token="test-token")
+
+
+@pytest.fixture
+def anchor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The anchor (``datasets``) as a test oracle: offline, its cache in the test's folder."""
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    datasets.disable_progress_bars()
+    # The anchor sleeps 5 s after interleaving Parquet shards (an Arrow thread-shutdown
+    # workaround): irrelevant to the results, so not waited for here.
+    monkeypatch.setattr(datasets.config, "SLEEP_TIME_ON_THREADS_SHUTDOWN", 0)  # pyright: ignore[reportAttributeAccessIssue]
+    return datasets
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -48,20 +47,6 @@ def jsonl_dir(tmp_path: Path) -> Path:
         text = "".join(json.dumps(row) + "\n" for row in rows)
         (folder / f"part-{index}.jsonl").write_text(text)
     return folder
-
-
-@pytest.fixture
-def anchor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """The anchor (``datasets``), offline, with its cache in a temporary folder."""
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    # The anchor sleeps 5 s after interleaving Parquet shards (an Arrow thread-shutdown
-    # workaround): irrelevant to the results, so not waited for here.
-    monkeypatch.setattr(datasets.config, "SLEEP_TIME_ON_THREADS_SHUTDOWN", 0)  # pyright: ignore[reportAttributeAccessIssue]
-    return datasets
 
 
 def numbers(n: int, num_shards: int = 1) -> IterableDataset:
