@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import pyarrow as pa
@@ -18,6 +19,7 @@ from dagster_ds.errors import (
     MalformedFileError,
     RowGroupIndexError,
 )
+from dagster_ds.formats._ahead import WORKERS, RowGroupsAhead, usable_cores
 from dagster_ds.formats._batches import (
     DEFAULT_BATCH_SIZE,
     Filters,
@@ -259,13 +261,16 @@ def iter_parquet_batches(
     skip = start_row
     while selected and groups[selected[0]] <= skip:
         skip -= groups[selected.pop(0)]
-    raw = _read_row_groups(opened, url, selected, groups, columns, batch_size, stats)
+    raw = _read_row_groups(
+        opened, url, storage_options, selected, groups, columns, batch_size, stats
+    )
     return finish(raw, source=url, batch_size=batch_size, skip=skip, stats=stats)
 
 
 def _read_row_groups(
     opened: pq.ParquetFile,
     url: str,
+    storage_options: Mapping[str, Any] | None,
     selected: list[int],
     groups: list[int],
     columns: Sequence[str] | None,
@@ -275,8 +280,23 @@ def _read_row_groups(
     """The batches of the ``selected`` row groups of ``opened``, which is closed at the end."""
     names = list(columns) if columns is not None else None
     metadata = opened.metadata
+    whole = all(
+        decode_rows(metadata.row_group(index), names, batch_size) >= groups[index]
+        for index in selected
+    )
+    ahead: RowGroupsAhead | None = None
+    if whole and len(selected) > 1 and usable_cores() > 1:
+        try:
+            others = [_open(url, storage_options) for _ in range(WORKERS - 1)]
+        except BaseException:
+            opened.close(force=True)
+            raise
+        reopen = partial(_open, url, storage_options)
+        ahead = RowGroupsAhead([opened, *others], selected, names, reopen)
 
     def read(index: int) -> Iterator[pa.RecordBatch]:
+        if ahead is not None:
+            return iter(ahead.table(index).to_batches())
         rows = decode_rows(metadata.row_group(index), names, batch_size)
         return opened.iter_batches(
             batch_size=rows, row_groups=[index], columns=names, use_threads=True
@@ -287,7 +307,10 @@ def _read_row_groups(
         if not selected:
             yield _empty_batch(opened.schema_arrow, names)
     finally:
-        opened.close(force=True)
+        if ahead is not None:
+            ahead.close()
+        else:
+            opened.close(force=True)
 
 
 # Rows are decoded in pieces of about this many bytes (uncompressed), then cut into
