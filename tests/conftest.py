@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 
 # huggingface_hub reads these at import time. Telemetry off: its user-agent code
 # otherwise fetches a registry from its default endpoint (huggingface.co). Xet off:
@@ -47,21 +48,27 @@ def _isolated_cache(
     monkeypatch.setenv("DAGSTER_DS_CACHE", str(tmp_path_factory.mktemp("cache")))
 
 
+# No capture of step output: Dagster's default starts two `tail` processes per step,
+# each watched by a Python process of its own; no test reads step output. Every
+# instance of the tests has it: `dagster_homes`' template and the example's instance.
+NO_STEP_OUTPUT = {
+    "compute_logs": {
+        "module": "dagster._core.storage.noop_compute_log_manager",
+        "class": "NoOpComputeLogManager",
+    },
+}
 # Dagster instance settings of the `instance` fixtures (runs in the test's process): one
 # SQLite event log for all runs (Dagster's default creates, then stamps with alembic, a
-# database per run: most of a short run's time) and no capture of step output (a `tail`
-# process per step). The example (tests/definitions), the Dask and concurrency tests,
-# and every test whose runs happen in other processes keep Dagster's defaults.
+# database per run: most of a short run's time). The example (tests/definitions), the
+# Dask and concurrency tests, and every test whose runs happen in other processes keep
+# Dagster's default event log.
 QUICK_INSTANCE = {
     "event_log_storage": {
         "module": "dagster._core.storage.event_log",
         "class": "ConsolidatedSqliteEventLogStorage",
         "config": {"base_dir": {"env": "DAGSTER_HOME"}},
     },
-    "compute_logs": {
-        "module": "dagster._core.storage.noop_compute_log_manager",
-        "class": "NoOpComputeLogManager",
-    },
+    **NO_STEP_OUTPUT,
 }
 
 
@@ -80,7 +87,9 @@ def dagster_homes() -> Iterator[Path]:
     with dg.instance_for_test(temp_dir=str(template), overrides=QUICK_INSTANCE):
         pass  # creates the SQLite schemas once: the `QUICK_INSTANCE` event log, then
     with dg.instance_for_test(temp_dir=str(template)):
-        pass  # Dagster's defaults (and its dagster.yaml)
+        pass  # Dagster's defaults (and its dagster.yaml, which gets `NO_STEP_OUTPUT`)
+    settings = template / "dagster.yaml"
+    settings.write_text(settings.read_text() + yaml.safe_dump(NO_STEP_OUTPUT))
     yield base
     shutil.rmtree(base, ignore_errors=True)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from tests.conftest import new_dagster_home
+from tests.conftest import NO_STEP_OUTPUT, new_dagster_home
 
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
@@ -48,7 +48,7 @@ def example(dagster_homes: Path) -> Iterator[Example]:
         env.setenv("DAGSTER_DS_DISABLE_PROGRESS_BARS", "1")
         for name in ("HF_TOKEN", "DAGSTER_DS_EXAMPLE_REPO", "DAGSTER_DS_STORAGE", "HF_ENDPOINT"):
             env.delenv(name, raising=False)
-        with dg.instance_for_test(temp_dir=str(home)) as instance:
+        with dg.instance_for_test(temp_dir=str(home), overrides=NO_STEP_OUTPUT) as instance:
             job = dg.reconstructable(refresh_job)
             multiprocess = {"execution": RUN_CONFIG["execution"]}
             first = dg.execute_job(job, instance=instance, run_config=multiprocess)
