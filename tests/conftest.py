@@ -171,6 +171,12 @@ def anchor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return datasets
 
 
+@pytest.fixture(name="datasets")
+def datasets_module(anchor: ModuleType) -> ModuleType:
+    """`anchor` under the name the anchor-API tests give it (``datasets``)."""
+    return anchor
+
+
 @pytest.fixture
 def hf_cache(tmp_path: Path) -> Path:
     """A private huggingface_hub download cache for one test."""

@@ -15,17 +15,6 @@ import dagster_ds
 from dagster_ds import Dataset
 from dagster_ds.errors import DatasetReleasedError
 
-
-@pytest.fixture
-def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    return datasets
-
-
 DATA: dict[str, list[Any]] = {
     "a": [1, 2, 3],
     "s": ["b", "a", "b"],

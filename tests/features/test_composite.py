@@ -18,17 +18,6 @@ from dagster_ds.features import (
     TranslationVariableLanguages,
 )
 
-
-@pytest.fixture
-def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    return datasets
-
-
 DATA: dict[str, list[Any]] = {
     "m": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
     "c": [[[[1]]], [[[2]]]],

@@ -6,7 +6,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pyarrow as pa
-import pytest
 
 from dagster_ds.formats import iter_batches, resolve_data_files, write_batches
 
@@ -20,16 +19,6 @@ TABLE = pa.table(
         "flag": [True, False, True, False],
     }
 )
-
-
-@pytest.fixture
-def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    return datasets
 
 
 def test_our_csv_and_json_are_byte_identical_to_the_anchors(

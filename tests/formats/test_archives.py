@@ -12,16 +12,6 @@ import pytest
 from dagster_ds import DataFilesNotFoundError, MalformedFileError, load_dataset
 
 
-@pytest.fixture
-def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    return datasets
-
-
 def _archives(tmp_path: Path) -> dict[str, Path]:
     members = {"a.jsonl": '{"a": 1}\n{"a": 2}\n', "sub/b.jsonl": '{"a": 3}\n'}
     for name, text in members.items():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -11,17 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dagster_ds import Dataset, IterableDataset
-
-
-@pytest.fixture
-def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    return datasets
-
 
 DATA: dict[str, list[Any]] = {"k": [1, 1, 2, 2, 2, 1, 0, 0, 3], "j": list("aabbbaacc")}
 

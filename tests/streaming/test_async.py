@@ -7,24 +7,12 @@ event loop per call, which the warnings-as-errors run would report).
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from dagster_ds import Dataset, IterableDataset
-
-
-@pytest.fixture
-def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    return datasets
-
 
 DATA = {"a": list(range(7))}
 
