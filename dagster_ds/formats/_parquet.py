@@ -280,19 +280,7 @@ def _read_row_groups(
     """The batches of the ``selected`` row groups of ``opened``, which is closed at the end."""
     names = list(columns) if columns is not None else None
     metadata = opened.metadata
-    whole = all(
-        decode_rows(metadata.row_group(index), names, batch_size) >= groups[index]
-        for index in selected
-    )
     ahead: RowGroupsAhead | None = None
-    if whole and len(selected) > 1 and usable_cores() > 1:
-        try:
-            others = [_open(url, storage_options) for _ in range(WORKERS - 1)]
-        except BaseException:
-            opened.close(force=True)
-            raise
-        reopen = partial(_open, url, storage_options)
-        ahead = RowGroupsAhead([opened, *others], selected, names, reopen)
 
     def read(index: int) -> Iterator[pa.RecordBatch]:
         if ahead is not None:
@@ -303,12 +291,26 @@ def _read_row_groups(
         )
 
     try:
+        whole = all(
+            decode_rows(metadata.row_group(index), names, batch_size) >= groups[index]
+            for index in selected
+        )
+        if whole and len(selected) > 1 and usable_cores() > 1:
+            files = [opened]
+            try:
+                files.extend(_open(url, storage_options) for _ in range(WORKERS - 1))
+                reopen = partial(_open, url, storage_options)
+                ahead = RowGroupsAhead(files, selected, names, reopen)
+            except BaseException:
+                for file in files[1:]:
+                    file.close(force=True)
+                raise
         yield from _each_row_group(url, selected, groups, read, stats)
         if not selected:
             yield _empty_batch(opened.schema_arrow, names)
     finally:
         if ahead is not None:
-            ahead.close()
+            ahead.close()  # closes `opened` too
         else:
             opened.close(force=True)
 
