@@ -68,11 +68,17 @@ def decode_nested(feature: FeatureType, value: Any) -> Any:
 _Answer = TypeVar("_Answer")
 
 
-class _LastSchema(Generic[_Answer]):
-    """A function of a schema that remembers its last answer.
+class SchemaMemo(Generic[_Answer]):
+    """A function of a schema that remembers its answer for the last schema.
 
-    Asked for every batch handed out, mostly of one schema: comparing the schema with
-    the last one (metadata included) costs a fraction of reading its metadata again.
+    Asked for every batch, mostly of one schema (a stream's schemas repeat): comparing
+    the schema with the last one (metadata included) costs a fraction of computing the
+    answer again.
+
+    Example:
+        >>> has_text = SchemaMemo(lambda schema: "text" in schema.names)
+        >>> has_text(pa.schema([("text", pa.string())]))
+        True
     """
 
     def __init__(self, compute: Callable[[pa.Schema], _Answer]) -> None:
@@ -82,14 +88,14 @@ class _LastSchema(Generic[_Answer]):
 
     def __call__(self, schema: pa.Schema) -> _Answer:
         last = self._last  # one read: another thread may replace it meanwhile
-        if last is not None and last[0].equals(schema, check_metadata=True):
+        if last is not None and (last[0] is schema or last[0].equals(schema, check_metadata=True)):
             return last[1]
         answer = self._compute(schema)
         self._last = (schema, answer)
         return answer
 
 
-@_LastSchema
+@SchemaMemo
 def column_decoders(schema: pa.Schema) -> Mapping[str, Decoder]:
     """The decoder of each column of ``schema`` whose values change when read (often none).
 
@@ -102,7 +108,7 @@ def column_decoders(schema: pa.Schema) -> Mapping[str, Decoder]:
     return _decoders(schema, stored)
 
 
-@_LastSchema
+@SchemaMemo
 def column_features(schema: pa.Schema) -> Mapping[str, FeatureType]:
     """The feature of each column of ``schema`` whose values change when read (often none)."""
     stored = _stored(schema)

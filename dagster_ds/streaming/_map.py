@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.features import Features, cast_table
+from dagster_ds.features._decode import SchemaMemo
 from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
 from dagster_ds.formatting._feature_values import encode_results
 from dagster_ds.formatting._outputs import (
@@ -29,7 +30,6 @@ from dagster_ds.streaming._node import (
     field,
 )
 from dagster_ds.streaming._rowwise import (
-    SchemaMemo,
     function_rows,
     immutable_values,
     mapped_rows,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import collections
 import itertools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -65,22 +65,6 @@ def _immutable_type(arrow_type: pa.DataType) -> bool:
         or types.is_decimal(arrow_type)
         or types.is_temporal(arrow_type)
     ) and not isinstance(arrow_type, pa.BaseExtensionType)
-
-
-class SchemaMemo:
-    """``function(schema)``, remembered for the last schema (a stream's schemas repeat)."""
-
-    def __init__(self, function: Callable[[pa.Schema], bool]) -> None:
-        self._function = function
-        self._last: tuple[pa.Schema, bool] | None = None
-
-    def __call__(self, schema: pa.Schema) -> bool:
-        last = self._last
-        if last is not None and (last[0] is schema or last[0].equals(schema, check_metadata=True)):
-            return last[1]
-        answer = self._function(schema)
-        self._last = (schema, answer)
-        return answer
 
 
 def function_rows(
