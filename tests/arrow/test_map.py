@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from dagster_ds import ColumnNotFoundError, Dataset, TransformOutputError
 from dagster_ds.features import Features, Value
+from tests.formatting._json_maps import read_json, skip_json
 
 
 @pytest.fixture
@@ -377,14 +378,6 @@ def test_json_columns_decode_when_read_and_keep_their_feature() -> None:
         {"j": [{"x": 1}, [2], "s"], "k": [1, 2, 3]},
         features=Features({"j": Json(), "k": Value("int64")}),
     )
-
-    def read_json(batch: Any) -> Any:
-        batch["kind"] = [type(value).__name__ for value in batch["j"]]
-        return batch
-
-    def skip_json(batch: Any) -> Any:
-        batch["k"] = [value * 2 for value in batch["k"]]
-        return batch
 
     read = ds.map(read_json, batched=True)
     assert read["kind"] == ["dict", "list", "str"]

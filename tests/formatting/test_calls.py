@@ -13,6 +13,8 @@ from dagster_ds.formatting import Formatter
 from dagster_ds.formatting._calls import FunctionCall
 from dagster_ds.formatting._lazy import LazyBatch
 
+from ._json_maps import read_json, skip_json
+
 
 def source() -> dict[str, list[Any]]:
     return {"a": [1, 2, 3, 4], "b": ["w", "x", "y", None], "c": [[1], [2, 3], [], [4]]}
@@ -109,14 +111,6 @@ def test_streaming_batched_map_decodes_json_when_read_and_keeps_unread_json() ->
 
     features = Features({"j": Json(), "k": Value("int64")})
     ds = Dataset.from_dict({"j": [{"x": 1}, [2]], "k": [1, 2]}, features=features)
-
-    def read_json(batch: Any) -> Any:
-        batch["kind"] = [type(value).__name__ for value in batch["j"]]
-        return batch
-
-    def skip_json(batch: Any) -> Any:
-        batch["k"] = [value * 2 for value in batch["k"]]
-        return batch
 
     stream = ds.to_iterable_dataset()
     assert list(stream.map(read_json, batched=True)) == [
