@@ -103,7 +103,7 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
     for process in processes:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 2.0  # then SIGKILL: they hold nothing the tests need
+    deadline = time.monotonic() + 0.5  # then SIGKILL: they hold nothing the tests need
     for process in processes:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=max(0.0, deadline - time.monotonic()))
