@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import subprocess
@@ -38,6 +39,17 @@ RunPython = Callable[..., str]
 
 if TYPE_CHECKING:
     from dagster_ds.testing import LocalHubServer
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure() -> None:
+    """Spare the test process a full garbage collection as it exits.
+
+    Every fixture is finalized by now. A test worker that loaded Dagster, torch and the
+    example spends seconds collecting them all at interpreter exit (1.3 s for two test
+    files, measured); the objects it holds are exempted, and the process exits in 0.2 s.
+    """
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
