@@ -93,13 +93,14 @@ def iter_batches(
         )
     if fmt == "tsv":
         options.setdefault("delimiter", "\t")
-    accepted = set(inspect.signature(reader).parameters) - _COMMON - {"file"}
-    unknown = sorted(set(options) - accepted)
-    if unknown:
-        raise FormatOptionError(
-            f"The {fmt} reader does not accept {', '.join(map(repr, unknown))}; its options "
-            f"are {', '.join(sorted(accepted))}."
-        )
+    if options:
+        accepted = set(inspect.signature(reader).parameters) - _COMMON - {"file"}
+        unknown = sorted(set(options) - accepted)
+        if unknown:
+            raise FormatOptionError(
+                f"The {fmt} reader does not accept {', '.join(map(repr, unknown))}; its "
+                f"options are {', '.join(sorted(accepted))}."
+            )
     batches = reader(
         file,
         batch_size=batch_size,

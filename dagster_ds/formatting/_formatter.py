@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, TypeAlias
 
 import pyarrow as pa
@@ -118,8 +119,15 @@ class Formatter:
 
     # -- conversions -----------------------------------------------------------
 
+    @cached_property
+    def _is_whole_table(self) -> bool:
+        """Whether a batch in this format is every column as an Arrow table."""
+        return self.type == "arrow" and self.columns is None
+
     def batch(self, data: ArrowData) -> Any:
         """A batch in this format: a dict of columns, a table or a DataFrame."""
+        if self._is_whole_table:  # the common case of a stream of batches: no more Python
+            return data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         formatted, rest = self._split(data)
         if self.transform is not None:
             result = self.transform(_decoded_pydict(formatted))

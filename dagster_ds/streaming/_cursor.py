@@ -101,6 +101,11 @@ class Cursor:
 
     def read(self, rows: int | None) -> pa.RecordBatch | None:
         """The next ``rows`` rows across batches (fewer at the end; every row when None)."""
+        batch, start = self._batch, self._offset
+        if rows and batch is not None and batch.num_rows - start >= rows:
+            # The batch being read holds them all: one slice (the common case).
+            self._offset = start + rows
+            return arrow_of(batch).slice(start, rows)
         pieces: list[pa.RecordBatch] = []
         wanted = rows
         while wanted is None or wanted > 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 import warnings
 from collections.abc import Generator
 from pathlib import Path
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from dagster_ds.errors import MalformedFileError
 from dagster_ds.formats import iter_parquet_batches
-from dagster_ds.formats._ahead import usable_cores
+from dagster_ds.formats._ahead import RowGroupsAhead, usable_cores
 
 from ._helpers import read_all
 
@@ -127,3 +128,34 @@ def test_an_iteration_forked_mid_way_finishes_in_the_child(path: str) -> None:
     assert first + sink.get() == list(range(GROUPS * GROUP))
     rest = [value for batch in batches for value in batch.column("id").to_pylist()]
     assert first + rest == list(range(GROUPS * GROUP))
+
+
+class _RecordingFile(pq.ParquetFile):
+    """A Parquet file that records which row groups were decoded from it."""
+
+    def __init__(self, path: str, decoded: list[int]) -> None:
+        super().__init__(path)
+        self._decoded = decoded
+
+    def read_row_group(
+        self,
+        i: int,
+        columns: list[str] | None = None,
+        use_threads: bool = True,
+        use_pandas_metadata: bool = False,
+    ) -> pa.Table:
+        self._decoded.append(i)
+        return super().read_row_group(i, columns, use_threads, use_pandas_metadata)
+
+
+def test_decoding_runs_at_most_three_row_groups_ahead_of_the_reader(path: str) -> None:
+    decoded: list[int] = []
+    files = [_RecordingFile(path, decoded) for _ in range(2)]
+    ahead = RowGroupsAhead(files, range(GROUPS), None, lambda: pq.ParquetFile(path))
+    try:
+        for index in range(3):
+            ahead.table(index)
+            time.sleep(0.1)  # time enough to decode further ahead, if it would
+            assert sorted(decoded) == list(range(min(index + 4, GROUPS)))
+    finally:
+        ahead.close()
