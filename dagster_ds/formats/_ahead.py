@@ -17,10 +17,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-# Row groups decoded at once. One more is queued behind them, so a worker that finishes
-# starts the next at once rather than when the reader next asks. Each is at most
-# DECODE_BYTES uncompressed, and the reader holds the one it uses, so the memory is
-# bounded by (WORKERS + 2) row groups.
+# Row groups decoded at once. Each is at most DECODE_BYTES uncompressed, and the reader
+# holds the one it uses, so the memory is bounded by (WORKERS + 1) row groups.
 WORKERS = 2
 
 
@@ -106,7 +104,7 @@ class RowGroupsAhead:
             self._child_file.close(force=True)
 
     def _fill(self) -> None:
-        while len(self._pending) <= len(self._files):
+        while len(self._pending) < len(self._files):
             index = next(self._upcoming, None)
             if index is None:
                 return

@@ -148,7 +148,7 @@ class _RecordingFile(pq.ParquetFile):
         return super().read_row_group(i, columns, use_threads, use_pandas_metadata)
 
 
-def test_decoding_runs_at_most_three_row_groups_ahead_of_the_reader(path: str) -> None:
+def test_decoding_runs_at_most_two_row_groups_ahead_of_the_reader(path: str) -> None:
     decoded: list[int] = []
     files = [_RecordingFile(path, decoded) for _ in range(2)]
     ahead = RowGroupsAhead(files, range(GROUPS), None, lambda: pq.ParquetFile(path))
@@ -156,6 +156,6 @@ def test_decoding_runs_at_most_three_row_groups_ahead_of_the_reader(path: str) -
         for index in range(3):
             ahead.table(index)
             time.sleep(0.1)  # time enough to decode further ahead, if it would
-            assert sorted(decoded) == list(range(min(index + 4, GROUPS)))
+            assert sorted(decoded) == list(range(min(index + 3, GROUPS)))
     finally:
         ahead.close()
