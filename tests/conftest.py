@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
+
+from tests.webserver import free_port
 
 # huggingface_hub reads these at import time. Telemetry off: its user-agent code
 # otherwise fetches a registry from its default endpoint (huggingface.co). Xet off:
@@ -195,6 +200,46 @@ def hf_cache(tmp_path: Path) -> Path:
     return tmp_path / "hf-cache"
 
 
+# werkzeug's line for a request: '... "GET /bucket/key HTTP/1.1" 200 -', coloured by status.
+_REQUEST_LINE = re.compile(r'"(?:\x1b\[[0-9;]*m)*([A-Z]+) \S+ [^"]*" (\d{3})')
+
+
+class S3Requests(logging.Handler):
+    """The requests moto's servers in this process served (each logs one record)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    @property
+    def count(self) -> int:
+        return len(self.lines)
+
+    def made(self) -> list[tuple[str, int]]:
+        """(method, status) of each request, in order."""
+        found = (_REQUEST_LINE.search(line) for line in self.lines)
+        return [(match[1], int(match[2])) for match in found if match is not None]
+
+
+@contextlib.contextmanager
+def s3_requests() -> Iterator[S3Requests]:
+    """Record the requests moto's servers serve meanwhile, keeping them out of the output."""
+    log, requests = logging.getLogger("werkzeug"), S3Requests()
+    level, propagate = log.level, log.propagate
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    log.addHandler(requests)
+    try:
+        yield requests
+    finally:
+        log.removeHandler(requests)
+        log.setLevel(level)
+        log.propagate = propagate
+
+
 def start_moto(port: int) -> Any:
     """moto's S3 server on loopback ``port``, with no bucket.
 
@@ -211,3 +256,25 @@ def start_moto(port: int) -> Any:
     with urllib.request.urlopen(reset, timeout=30):
         pass
     return server
+
+
+@pytest.fixture
+def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A local S3-compatible server (moto in server mode) with a bucket named 'datasets'."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }.items():
+        monkeypatch.setenv(name, value)
+    port = free_port()
+    server = start_moto(port)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        import s3fs
+
+        s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).mkdir("datasets")
+        yield endpoint
+    finally:
+        server.stop()

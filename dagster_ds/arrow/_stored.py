@@ -230,12 +230,14 @@ def describe_version(store: CacheStore, key: str) -> StoredVersion:
 
 
 def version_record(store: CacheStore, key: str) -> dict[str, Any] | None:
-    """The manifest record of the version under ``key``, or None."""
-    entry = store.lookup(key)
-    if entry is None:
+    """The manifest record of the version under ``key``, or None (one manifest read).
+
+    What the version records, not that its data is intact: `open_version` checks that.
+    """
+    manifest = store.manifest(key)
+    if manifest is None:
         return None
-    with entry:
-        record = entry.metadata
+    record = dict(manifest.metadata)
     return record if record.get("kind") == VERSION_KIND else None
 
 
@@ -258,11 +260,10 @@ def _described(store: CacheStore, key: str, written: int) -> StoredVersion:
         raise RuntimeError(f"The stored version {key!r} vanished right after being stored.")
     record = entry.metadata
     size = 0
-    for reference_key in referenced_keys(record):
-        referenced = store.lookup(reference_key)
+    for reference_key in referenced_keys(record):  # sizes as recorded: one read each
+        referenced = store.manifest(reference_key)
         if referenced is not None:
             size += referenced.size
-            referenced.close()
     return StoredVersion(entry, str(record["content_fingerprint"]), written, size)
 
 

@@ -295,6 +295,11 @@ class FsspecStorage(Storage):
         self._fs: Any = fs
         self.root = root.rstrip("/") if root.strip("/") else root
         self.url = url
+        protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+        # s3fs sizes a file (a HEAD, and a listing when it is absent) before reading it
+        # whole, to read a large one in parallel ranges; the files read whole here are
+        # small (manifests, leases, fences): one GET each, and a missing one a 404.
+        self._whole_read: dict[str, object] = {"max_concurrency": 1} if "s3" in protocols else {}
 
     def join(self, *parts: str) -> str:
         base = self.root.rstrip("/")
@@ -325,7 +330,7 @@ class FsspecStorage(Storage):
         self._fs.makedirs(path, exist_ok=True)
 
     def read_bytes(self, path: str) -> bytes:
-        return bytes(self._fs.cat_file(path))
+        return bytes(self._fs.cat_file(path, **self._whole_read))
 
     def write_bytes(
         self, path: str, data: bytes, *, exclusive: bool = False, durable: bool = True

@@ -26,7 +26,7 @@ from dagster_ds.cache._publish import publish
 from dagster_ds.cache._removal import Eviction, evict
 from dagster_ds.cache._storage import Storage, open_storage
 from dagster_ds.cache._switch import current_root, temporary_root
-from dagster_ds.cache._usage import EntryInfo, describe
+from dagster_ds.cache._usage import EntryInfo, describe, read_manifest
 from dagster_ds.cache._verify import CHECKSUM_POLICIES, ChecksumPolicy, VerifyReport
 from dagster_ds.cache._writer import EntryWriter
 from dagster_ds.errors import CacheLockTimeoutError
@@ -187,6 +187,31 @@ class CacheStore:
         if self._random_names:
             return None
         return self._reader.open(key)
+
+    def manifest(self, fingerprint: str) -> Manifest | None:
+        """What the entry for ``fingerprint`` records (its files' sizes, its metadata), or None.
+
+        One read of its ``manifest.json``: no lease, no check of the data files and
+        no record of use, so nothing here vouches for the data. For reports and
+        records; read the data through `lookup`. None if the entry is absent, or its
+        manifest unreadable or for another fingerprint (`lookup` then quarantines it).
+
+        Raises:
+            InvalidFingerprintError: ``fingerprint`` is not 32 lowercase hex characters.
+
+        Example:
+            >>> store = CacheStore("memory://manifest-doc")
+            >>> _ = store.get_or_create("6" * 32, lambda w: w.update_metadata({"n": 1}))
+            >>> store.manifest("6" * 32).metadata
+            {'n': 1}
+        """
+        key = check_fingerprint(fingerprint)
+        if self._random_names:
+            return None
+        read = read_manifest(self._layout, key)
+        if read is None or read[0].fingerprint != key:
+            return None
+        return read[0]
 
     def entry_url(self, key: str) -> str:
         """Where the entry under ``key`` is (or would be), as a path or URL under `root`.

@@ -9,6 +9,8 @@ from fsspec.implementations.dirfs import DirFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
 from dagster_ds.cache import CacheStore
+from dagster_ds.cache._storage import open_storage
+from tests.conftest import s3_requests
 
 from .conftest import fingerprint
 
@@ -58,3 +60,16 @@ def test_storage_options_are_for_urls(tmp_path: Path) -> None:
 def test_options_are_checked(tmp_path: Path, option: str, value: object) -> None:
     with pytest.raises(ValueError, match=option):
         CacheStore(tmp_path, **{option: value})  # type: ignore[arg-type]
+
+
+def test_on_s3_a_small_file_is_read_in_one_request(s3_endpoint: str) -> None:
+    # Manifests, leases and fences are read whole on every lookup: one GET each, and an
+    # absent one (no eviction under way, the usual case) a single 404.
+    storage = open_storage("s3://datasets/cache", {"endpoint_url": s3_endpoint})
+    path = storage.join("manifest.json")
+    storage.write_bytes(path, b"{}")
+    with s3_requests() as requests:
+        assert storage.read_bytes(path) == b"{}"
+        with pytest.raises(FileNotFoundError):
+            storage.read_bytes(storage.join("evicting"))
+    assert requests.made() == [("GET", 200), ("GET", 404)]

@@ -191,3 +191,39 @@ def test_the_cache_never_unpickles() -> None:
             )
         }
         assert not imported & {"pickle", "dill", "cloudpickle", "marshal", "shelve"}, module
+
+
+def test_manifest_reads_what_an_entry_records_without_vouching_for_its_data(root: str) -> None:
+    store = CacheStore(root)
+    fp = _write(store)
+    used = {info.fingerprint: info.last_used for info in store.ls()}
+    _rewrite(root, _entry_path(fp), "flip")
+    manifest = store.manifest(fp)
+    assert manifest is not None
+    assert manifest.metadata == {"num_rows": 64}
+    assert manifest.size == len(PAYLOAD) + len(b"second file")
+    fs, base = url_to_fs(root)
+    assert not fs.exists(f"{base}/quarantine")  # a report, not a check: lookup checks
+    assert {info.fingerprint: info.last_used for info in store.ls()} == used  # not a use
+    with pytest.warns(CacheCorruptionWarning):
+        assert store.lookup(fp) is None
+    assert store.manifest(fp) is None
+
+
+@pytest.mark.parametrize("damage", ["absent", "garbage", "another fingerprint"])
+def test_manifest_is_none_when_there_is_no_readable_manifest_for_the_key(
+    root: str, damage: str
+) -> None:
+    store = CacheStore(root)
+    fp = _write(store)
+    fs, base = url_to_fs(root)
+    manifest = f"{base}/{_entry_path(fp, 'manifest.json')}"
+    if damage == "absent":
+        fs.rm_file(manifest)
+    elif damage == "garbage":
+        fs.pipe_file(manifest, b"{not json")
+    else:
+        other = fingerprint(2)
+        fs.pipe_file(manifest, fs.cat_file(manifest).replace(fp.encode(), other.encode()))
+    assert store.manifest(fp) is None
+    assert store.manifest(fingerprint(3)) is None

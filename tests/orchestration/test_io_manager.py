@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import gc
-import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -15,7 +14,6 @@ import pytest
 from dagster_ds import Dataset
 from dagster_ds.errors import DatasetNotStoredError
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore
-from tests.conftest import start_moto
 from tests.orchestration._chain import build
 from tests.orchestration.conftest import data_version, latest, metadata_value
 
@@ -70,34 +68,6 @@ def test_loading_what_was_never_stored_says_what_to_do(
 
 
 # -- object storage ---------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A local S3-compatible server (moto in server mode) with a bucket named 'datasets'."""
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(name, value)
-    port = _free_port()
-    server = start_moto(port)
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        import s3fs
-
-        s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).mkdir("datasets")
-        yield endpoint
-    finally:
-        server.stop()
 
 
 def test_an_s3_base_dir(
