@@ -51,16 +51,14 @@ _memo_lock = threading.Lock()
 
 @dataclass(frozen=True)
 class StoredVersion:
-    """A stored dataset version: its manifest entry and what storing it cost.
+    """A stored dataset version: what it holds and what storing it cost.
 
     Attributes:
-        entry: The version's manifest entry (held open).
         content_fingerprint: xxh3 of the stored rows (the asset's data version).
         bytes_written: Bytes of data files this store call wrote (0: all referenced).
         size: Bytes of every data file the version references.
     """
 
-    entry: CacheEntry
     content_fingerprint: str
     bytes_written: int
     size: int
@@ -162,7 +160,7 @@ def store_version(
         "mapping": mapping_key,
         **dict(metadata or {}),
     }
-    store.get_or_create(key, lambda writer: writer.update_metadata(record))
+    store.get_or_create(key, lambda writer: writer.update_metadata(record)).close()
     return _described(store, key, written)
 
 
@@ -255,16 +253,20 @@ def referenced_keys(record: Mapping[str, Any]) -> list[str]:
 
 
 def _described(store: CacheStore, key: str, written: int) -> StoredVersion:
-    entry = store.lookup(key)
-    if entry is None:
+    """The version as its manifests record it: one read per entry, nothing verified.
+
+    Callers have just stored or opened (verified) the version.
+    """
+    version = store.manifest(key)
+    if version is None:
         raise RuntimeError(f"The stored version {key!r} vanished right after being stored.")
-    record = entry.metadata
+    record = version.metadata
     size = 0
-    for reference_key in referenced_keys(record):  # sizes as recorded: one read each
+    for reference_key in referenced_keys(record):
         referenced = store.manifest(reference_key)
         if referenced is not None:
             size += referenced.size
-    return StoredVersion(entry, str(record["content_fingerprint"]), written, size)
+    return StoredVersion(str(record["content_fingerprint"]), written, size)
 
 
 def _store_shard(

@@ -492,10 +492,9 @@ def recorded_fingerprint(
 
 
 def _as_output(fingerprint: str, version: StoredVersion) -> StoredDataset:
-    with version.entry:
-        return StoredDataset(
-            fingerprint, version.content_fingerprint, version.size, version.bytes_written
-        )
+    return StoredDataset(
+        fingerprint, version.content_fingerprint, version.size, version.bytes_written
+    )
 
 
 def _release(dataset: Dataset) -> None:
