@@ -155,7 +155,11 @@ def test_decoding_runs_at_most_two_row_groups_ahead_of_the_reader(path: str) -> 
     try:
         for index in range(3):
             ahead.table(index)
-            time.sleep(0.1)  # time enough to decode further ahead, if it would
-            assert sorted(decoded) == list(range(min(index + 3, GROUPS)))
+            ahead_of_reader = list(range(min(index + 3, GROUPS)))
+            deadline = time.monotonic() + 10
+            while len(decoded) < len(ahead_of_reader) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.05)  # time enough to decode further ahead, if it would
+            assert sorted(decoded) == ahead_of_reader
     finally:
         ahead.close()
