@@ -240,41 +240,46 @@ def s3_requests() -> Iterator[S3Requests]:
         log.propagate = propagate
 
 
-def start_moto(port: int) -> Any:
-    """moto's S3 server on loopback ``port``, with no bucket.
+# What a client of the test S3 server needs in its environment (moto accepts any keys).
+AWS_TEST_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
 
-    moto keeps its state per process, so a server started after another one in
-    the same test process would see that one's buckets: reset it first.
+
+@contextlib.contextmanager
+def moto_s3(bucket: str, port: int | None = None, **options: Any) -> Iterator[str]:
+    """moto's S3 server on loopback with an empty ``bucket``; yields its endpoint URL.
+
+    moto keeps one state per process, shared by every server in it (a session's server
+    lives beside a test's): the bucket is removed at the end, and nothing resets that
+    state, which would empty the other servers' buckets too. ``options`` go to s3fs
+    (credentials, when the environment has none).
     """
-    import urllib.request
-
+    import s3fs
     from moto.server import ThreadedMotoServer
 
+    port = port if port is not None else free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
-    reset = urllib.request.Request(f"http://127.0.0.1:{port}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(reset, timeout=30):
-        pass
-    return server
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        fs = s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True, **options)
+        fs.mkdir(bucket)
+        try:
+            yield endpoint
+        finally:
+            fs.rm(bucket, recursive=True)
+    finally:
+        server.stop()
 
 
 @pytest.fixture
 def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A local S3-compatible server (moto in server mode) with a bucket named 'datasets'."""
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
+    for name, value in AWS_TEST_ENV.items():
         monkeypatch.setenv(name, value)
-    port = free_port()
-    server = start_moto(port)
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        import s3fs
-
-        s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).mkdir("datasets")
+    with moto_s3("datasets") as endpoint:
         yield endpoint
-    finally:
-        server.stop()

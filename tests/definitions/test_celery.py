@@ -14,7 +14,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,8 +28,9 @@ import dagster as dg
 import pytest
 
 from dagster_ds.orchestration import DatasetStore
-from tests.conftest import REPO_ROOT, new_dagster_home, s3_requests, start_moto
+from tests.conftest import AWS_TEST_ENV, REPO_ROOT, moto_s3, new_dagster_home, s3_requests
 from tests.definitions.conftest import Example
+from tests.webserver import free_port
 
 ASSETS = ["paragraphs", "test", "tokenized", "train"]
 PUBLISHED = "python_docs_hub"  # publishes train and test in one Hub commit
@@ -39,12 +39,6 @@ WORKERS = ("first", "second")
 READY_WITHIN = 120.0  # seconds for a worker to import dagster and connect; bounded loops only
 # Each worker reaches the store with S3 settings from its environment alone, as on another
 # machine; botocore reads an S3-compatible server's address from AWS_ENDPOINT_URL_S3.
-AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
 # One task at a time per worker, acknowledged only when done: a busy worker holds no
 # second step, so steps that can run together run on both workers.
 CELERY_CONFIG = """\
@@ -64,12 +58,6 @@ class CeleryRuns:
     second: dg.ExecuteJobResult
     #: The S3 requests each run made.
     requests: tuple[list[str], list[str]]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _redis_server() -> str:
@@ -139,9 +127,9 @@ def celery_runs(dagster_homes: Path) -> Iterator[CeleryRuns]:
 
     home = new_dagster_home(dagster_homes)
     logs = Path(tempfile.mkdtemp(prefix="dagster-ds-celery-"))
-    broker = f"redis://127.0.0.1:{_free_port()}/0"
+    broker = f"redis://127.0.0.1:{free_port()}/0"
     (logs / "dagster_celery_config.py").write_text(CELERY_CONFIG.format(broker=broker))
-    moto_port = _free_port()
+    moto_port = free_port()
     endpoint = f"http://127.0.0.1:{moto_port}"
     storage = {
         "DAGSTER_DS_STORAGE": f"s3://{BUCKET}/store",
@@ -152,7 +140,7 @@ def celery_runs(dagster_homes: Path) -> Iterator[CeleryRuns]:
         for name, value in os.environ.items()
         if name not in ("HF_TOKEN", "DAGSTER_DS_EXAMPLE_REPO", "HF_ENDPOINT")
     }
-    env.update(AWS_ENV)
+    env.update(AWS_TEST_ENV)
     env.update(storage)
     env.update(
         AWS_ENDPOINT_URL_S3=endpoint,
@@ -167,7 +155,7 @@ def celery_runs(dagster_homes: Path) -> Iterator[CeleryRuns]:
         stack.callback(shutil.rmtree, home, ignore_errors=True)
         for name in ("HF_TOKEN", "DAGSTER_DS_EXAMPLE_REPO", "HF_ENDPOINT"):
             patch.delenv(name, raising=False)
-        for name, value in {**AWS_ENV, **storage}.items():
+        for name, value in {**AWS_TEST_ENV, **storage}.items():
             patch.setenv(name, value)
         patch.setenv("AWS_ENDPOINT_URL_S3", endpoint)
         patch.setenv("DAGSTER_HOME", str(home))
@@ -176,11 +164,7 @@ def celery_runs(dagster_homes: Path) -> Iterator[CeleryRuns]:
         # a tenth of that takes seconds off each run's chain of eight steps.
         patch.setattr("dagster_celery.core_execution_loop.TICK_SECONDS", 0.1)
         requests = stack.enter_context(s3_requests())
-        moto = start_moto(moto_port)
-        stack.callback(moto.stop)
-        import s3fs
-
-        s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).mkdir(BUCKET)
+        stack.enter_context(moto_s3(BUCKET, moto_port))
 
         port = broker.rsplit(":", 1)[1].split("/")[0]
         server = _start(

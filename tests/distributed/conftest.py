@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -14,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import moto_s3
+
 ROWS_PER_FILE = 10
 
 
@@ -21,12 +22,6 @@ ROWS_PER_FILE = 10
 def _distributed_installed() -> None:
     """Skip these tests without dask.distributed (imported when they run, not collected)."""
     pytest.importorskip("distributed")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -51,13 +46,6 @@ class S3:
 @pytest.fixture(scope="session")
 def s3() -> Iterator[S3]:
     """A local S3-compatible server (moto) on loopback, with one bucket."""
-    import s3fs
-    from moto.server import ThreadedMotoServer
-
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    s3 = S3(f"http://127.0.0.1:{port}", "shards")
     with pytest.MonkeyPatch.context() as patch:
         # Read by every process that reaches the server (the cluster's workers inherit them).
         for name, value in {
@@ -65,11 +53,8 @@ def s3() -> Iterator[S3]:
             "AWS_EC2_METADATA_DISABLED": "true",
         }.items():
             patch.setenv(name, value)
-        try:
-            s3fs.S3FileSystem(skip_instance_cache=True, **s3.options).mkdir(s3.bucket)
-            yield s3
-        finally:
-            server.stop()
+        with moto_s3("shards", key="testing", secret="testing") as endpoint:
+            yield S3(endpoint, "shards")
 
 
 @pytest.fixture(scope="session")
