@@ -32,6 +32,10 @@ RUN_CONFIG = {
 }
 
 
+# What a materialization's `dagster_ds/cache` entry means, in the demo's words.
+OUTCOMES = {"miss": "computed", "hit": "stored"}
+
+
 def prepare() -> None:
     """A fresh instance and cache under ``.demo/``."""
     shutil.rmtree(ROOT, ignore_errors=True)
@@ -48,14 +52,14 @@ def prepare() -> None:
 
 
 def report(title: str, result: dg.ExecuteJobResult, seconds: float) -> None:
-    """One line per asset: cache hit or miss, fingerprint, rows, Hub push; then the checks."""
+    """One line per asset: what happened, its data version, rows, Hub push; then the checks."""
     print(f"\n{title}: {'succeeded' if result.success else 'FAILED'} in {seconds:.1f}s")
-    print(f"  {'asset':<12} {'cache':<6} {'fingerprint':<34} {'rows':>6}  hub")
+    print(f"  {'asset':<12} {'outcome':<9} {'data version (as in the UI)':<34} {'rows':>6}  hub")
     for event in result.get_asset_observation_events():
         observation = event.asset_observation_data.asset_observation
         rows = _value(observation.metadata, "dagster/row_count")
         print(
-            f"  {observation.asset_key.to_user_string():<12} {'seen':<6}"
+            f"  {observation.asset_key.to_user_string():<12} {'observed':<9}"
             f" {observation.data_version or '':<34} {rows:>6}"
         )
     for event in result.get_asset_materialization_events():
@@ -63,11 +67,15 @@ def report(title: str, result: dg.ExecuteJobResult, seconds: float) -> None:
         metadata = materialization.metadata
         print(
             f"  {materialization.asset_key.to_user_string():<12}"
-            f" {_value(metadata, 'dagster_ds/cache'):<6}"
-            f" {_value(metadata, 'dagster_ds/fingerprint'):<34}"
+            f" {OUTCOMES.get(_value(metadata, 'dagster_ds/cache'), ''):<9}"
+            f" {_value(metadata, 'dagster_ds/data_version'):<34}"
             f" {_value(metadata, 'dagster/row_count'):>6}"
             f"  {_value(metadata, 'dagster_ds/hub_push')}"
         )
+    print(
+        "  (observed: a source, hashed by content; computed: its transform ran and stored the"
+        " result;\n   stored: its recipe was already stored, so nothing ran)"
+    )
     for event in result.all_events:
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
             evaluation = event.event_specific_data

@@ -17,6 +17,7 @@ and mapping, so that two recipes producing the same rows share it.
 
 from __future__ import annotations
 
+import datetime
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,7 +56,9 @@ class StoredVersion:
 
     Attributes:
         content_fingerprint: xxh3 of the stored rows (the asset's data version).
-        bytes_written: Bytes of data files this store call wrote (0: all referenced).
+        bytes_written: Bytes of data files this store call wrote, plus those of the
+            entries it references that were written since ``written_since`` (the
+            transforms that computed it); 0 when everything was stored before.
         size: Bytes of every data file the version references.
     """
 
@@ -120,12 +123,15 @@ def store_version(
     *,
     metadata: Mapping[str, Any] | None = None,
     previous: Mapping[str, Any] | None = None,
+    written_since: datetime.datetime | None = None,
 ) -> StoredVersion:
     """Store ``dataset`` in ``store`` under ``key``; reference what the store already holds.
 
     An existing version under ``key`` that still opens is kept as it is (a
     damaged one is replaced). ``previous``: an earlier version's record, whose
     content fingerprints of shared shards are reused instead of recomputed.
+    ``written_since``: count the referenced entries created since then (by the
+    transforms that computed ``dataset``) in ``bytes_written``.
     """
     existing = open_version(store, key)
     if existing is not None:
@@ -161,7 +167,23 @@ def store_version(
         **dict(metadata or {}),
     }
     store.get_or_create(key, lambda writer: writer.update_metadata(record)).close()
+    if written_since is not None:
+        written += _bytes_created_since(dataset, written_since)
     return _described(store, key, written)
+
+
+def _bytes_created_since(dataset: Dataset, since: datetime.datetime) -> int:
+    """Bytes of the data files of ``dataset``'s open entries created at ``since`` or later."""
+    entries = {
+        entry.key: entry.manifest
+        for shard in dataset._shards  # pyright: ignore[reportPrivateUsage]
+        for entry in shard.entries
+    }
+    return sum(
+        sum(int(file["size"]) for file in manifest["files"])  # pyright: ignore
+        for manifest in entries.values()
+        if datetime.datetime.fromisoformat(str(manifest["created"])) >= since
+    )
 
 
 def open_version(store: CacheStore, key: str) -> Dataset | None:

@@ -24,12 +24,12 @@ import dagster as dg
 from dagster_ds.arrow._stored import version_record
 from dagster_ds.fingerprint import Difference, Hasher, HashNode, explain
 from dagster_ds.orchestration.io_manager import DatasetStore
-from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value
 from dagster_ds.orchestration.versioning import config_shape
 
 __all__ = ["describe_changes", "explain_differences", "recipe_tree"]
 
-NOTHING_CHANGED = "nothing changed (fingerprint unchanged, already stored)"
+NOTHING_CHANGED = "nothing changed (recipe unchanged, already stored)"
 _SHORT = 12
 
 
@@ -69,20 +69,19 @@ def describe_changes(
     """What changed since ``earlier`` (the previous materialization), in words."""
     if earlier is None:
         return ["first materialization: nothing stored before"]
-    recorded = earlier.metadata.get(DatasetMetadataKey.FINGERPRINT.value)
-    previous = recorded.value if recorded is not None else None
+    previous = recorded_value(earlier.metadata, DatasetMetadataKey.RECIPE)
     if not isinstance(previous, str):
-        return ["the previous materialization recorded no fingerprint"]
+        return ["the previous materialization recorded no recipe"]
     if previous == fingerprint:
         return [
-            f"same fingerprint {fingerprint[:_SHORT]}… as before, but that version is no longer"
+            f"same recipe {fingerprint[:_SHORT]}… as before, but that version is no longer"
             " stored (removed, or damaged and quarantined): recomputed"
         ]
     record = version_record(store.cache, store.version_key(key, previous)) or {}
     old = record.get("hash_tree")
     if not isinstance(old, dict):
         return [
-            f"new fingerprint ({previous[:_SHORT]}… → {fingerprint[:_SHORT]}…); the previous"
+            f"new recipe ({previous[:_SHORT]}… → {fingerprint[:_SHORT]}…); the previous"
             " version's hash tree is not stored, so what changed cannot be said"
         ]
     return explain_differences(HashNode.from_dict(old), tree)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import dagster as dg
@@ -26,6 +27,7 @@ from dagster_ds.orchestration.metadata import (
     RUN_SPECIFIC_KEYS,
     DatasetMetadataKey,
     duration_metadata,
+    recorded_value,
     version_metadata,
 )
 from dagster_ds.orchestration.resource import (
@@ -129,11 +131,9 @@ def execute(
     stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
     data_version = stored.content_fingerprint if stored is not None else fingerprint
     metadata: dict[str, Any] = {
-        Key.FINGERPRINT.value: fingerprint,
-        Key.CONTENT_FINGERPRINT.value: data_version,
+        Key.RECIPE.value: fingerprint,
         Key.CACHE.value: outcome.cache,
-        Key.PARENT_FINGERPRINTS.value: dg.MetadataValue.json(parents),
-        Key.TRANSFORM_HASH.value: spec.code_version or "unhashable",
+        Key.PARENT_DATA_VERSIONS.value: dg.MetadataValue.json(parents),
         **version_metadata(spec.code_version, data_version),
         **outcome.described,
         **outcome.hub,
@@ -191,17 +191,18 @@ def _reuse(
         {k: v for k, v in earlier.items() if k not in RUN_SPECIFIC_KEYS} if earlier else None
     )
     hub = _pushed_before(spec, context, earlier) if spec.push_to_hub is not None else {}
+    stored = store.describe(key, fingerprint)
     if described is None or (spec.push_to_hub is not None and not hub):
         dataset = store.load(key, fingerprint)
         described = described or spec.translator.get_metadata(dataset)
         if spec.push_to_hub is not None and not hub:
-            hub = _push(spec, context, dataset)
+            hub = _push(spec, context, dataset, stored.content_fingerprint)
     context.log.info(
-        f"Skipped {key.to_user_string()}: nothing changed (fingerprint {fingerprint[:12]}…"
+        f"Skipped {key.to_user_string()}: nothing changed (recipe {fingerprint[:12]}…"
         " unchanged, already stored); the transform did not run and no data was stored"
         f"{_hub_note(hub, stored=True)}."
     )
-    return _Outcome(store.describe(key, fingerprint), described, "hit", hub, [NOTHING_CHANGED])
+    return _Outcome(stored, described, "hit", hub, [NOTHING_CHANGED])
 
 
 def _run(
@@ -227,6 +228,7 @@ def _run(
             param: store.adopt(value) if isinstance(value, Dataset) and param in parents else value
             for param, value in call.items()
         }
+    began = datetime.datetime.now(datetime.UTC)
     with (
         cache_root(store.root, store.storage_options) if store is not None else nullcontext(),
         on_dask(context, store) as shards,
@@ -237,7 +239,7 @@ def _run(
     dataset: Dataset | IterableDataset = result
     if store is not None:
         partition = partition_of(context)
-        value = store.save(key, result, hash_tree=tree, partition=partition)
+        value = store.save(key, result, hash_tree=tree, partition=partition, computed_since=began)
         retained = store.retain(key, context.instance, current=fingerprint, partition=partition)
         if retained is not None and retained.removed_versions:
             context.log.info(
@@ -248,7 +250,8 @@ def _run(
         if isinstance(result, IterableDataset):  # consumed: describe what was stored
             dataset = store.load(key, fingerprint)
     described = {**spec.translator.get_metadata(dataset), **shards.metadata()}
-    hub = _push(spec, context, dataset) if spec.push_to_hub is not None else {}
+    data_version = value.content_fingerprint if isinstance(value, StoredDataset) else fingerprint
+    hub = _push(spec, context, dataset, data_version) if spec.push_to_hub is not None else {}
     cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
     context.log.info(f"Ran {name} because {'; '.join(changed)}{_hub_note(hub)}.")
     return _Outcome(value, described, cache, hub, changed)
@@ -296,8 +299,7 @@ def _earlier_metadata(
     """The metadata of the latest materialization, if it has this recipe fingerprint."""
     if materialization is None:
         return None
-    recorded = materialization.metadata.get(Key.FINGERPRINT.value)
-    if recorded is None or recorded.value != fingerprint:
+    if recorded_value(materialization.metadata, Key.RECIPE) != fingerprint:
         return None
     return materialization.metadata
 
@@ -361,6 +363,10 @@ def _hub(spec: DatasetAssetSpec, context: dg.AssetExecutionContext) -> HubResour
     return hub
 
 
+def _num_rows(dataset: Dataset | IterableDataset) -> int | None:
+    return dataset.num_rows if isinstance(dataset, Dataset) else None
+
+
 def _target(spec: DatasetAssetSpec, hub: HubResource) -> str:
     assert spec.push_to_hub is not None
     return f"{spec.push_to_hub.describe()} on {hub.identity}"
@@ -390,15 +396,25 @@ def _push(
     spec: DatasetAssetSpec,
     context: dg.AssetExecutionContext,
     dataset: Dataset | IterableDataset,
+    data_version: str,
 ) -> dict[str, Any]:
     """Push through the HubResource; the metadata that records where it went."""
     assert spec.push_to_hub is not None
     hub = _hub(spec, context)
     name = context.asset_key.to_user_string()
     split = spec.push_to_hub.split or dataset.split or "train"
-    title, description = hub_commit_message(
-        context.run.run_id, [PushedAsset(name, split, dataset.fingerprint)]
-    )
+    pushed = PushedAsset(name, split, data_version, rows=_num_rows(dataset))
+    earlier = latest_materialization(context.instance, context.asset_key, partition_of(context))
+    recorded = earlier.metadata if earlier is not None else {}
+    target = recorded.get(Key.HUB_TARGET.value)
+    if target is not None and target.value == _target(spec, hub):  # what this push replaces
+        rows = recorded_value(recorded, Key.ROW_COUNT)
+        pushed = replace(
+            pushed,
+            previous_fingerprint=recorded_value(recorded, Key.DATA_VERSION),
+            previous_rows=rows if isinstance(rows, int) else None,
+        )
+    title, description = hub_commit_message(context.run.run_id, [pushed])
     result = hub.push(
         dataset, spec.push_to_hub, commit_message=title, commit_description=description
     )

@@ -36,7 +36,7 @@ from dagster_ds.orchestration._partitions import (
 )
 from dagster_ds.orchestration._source_partitions import for_partition
 from dagster_ds.orchestration.io_manager import default_store_root
-from dagster_ds.orchestration.metadata import DatasetMetadataKey
+from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value
 
 _CODE_VERSION_TAG = "dagster/code_version"
 _DATA_VERSION_TAG = "dagster/data_version"
@@ -119,7 +119,7 @@ class RefreshPlan:
                 asset.key,
                 partition=asset.partition,
                 tags={_DATA_VERSION_TAG: asset.observed},
-                metadata={DatasetMetadataKey.FINGERPRINT.value: asset.observed},
+                metadata={DatasetMetadataKey.DATA_VERSION.value: asset.observed},
             )
             for asset in self.assets
             if asset.source and asset.stale and asset.observed is not None
@@ -313,10 +313,8 @@ class _Planner:
         ]
         if reasons:
             return refresh(True, "; ".join(reasons))
-        fingerprint = materialization.metadata.get(DatasetMetadataKey.FINGERPRINT.value)
-        shown = (
-            f" (fingerprint {_short(str(fingerprint.value))})" if fingerprint is not None else ""
-        )
+        recipe = recorded_value(materialization.metadata, DatasetMetadataKey.RECIPE)
+        shown = f" (recipe {_short(str(recipe))})" if recipe is not None else ""
         return refresh(False, f"nothing changed{shown}")
 
     def _stale_elsewhere(

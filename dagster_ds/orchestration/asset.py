@@ -102,12 +102,16 @@ def dataset_asset(
     - The asset's ``code_version`` is the function's transform hash: its code,
       closure, the globals and helper functions it uses (edit a helper in your
       module and the hash changes) and its config class.
-    - Its data version is the fingerprint of the dataset it produces, computed
-      before the function runs from the transform hash, the parents'
-      fingerprints and the config values. When the IO manager (a
-      `DatasetIOManager`) already stores that fingerprint, the function does
-      not run: the materialization records the same data version with
-      ``dagster_ds/cache: hit``, and downstream assets do their own check.
+    - Its **recipe** is computed before the function runs, from the transform
+      hash, the parents' data versions and the config values; it decides the
+      skip. When the IO manager (a `DatasetIOManager`) already stores that
+      recipe, the function does not run: the materialization records the same
+      data version with ``dagster_ds/cache: hit``, and downstream assets do
+      their own check.
+    - Its **data version** is the content fingerprint of what was stored (xxh3
+      over the stored Arrow buffers), known once the dataset is stored. A
+      parent re-run that yields identical rows keeps its data version, so its
+      children stay fresh.
     - What the function reads besides its arguments enters the fingerprint too:
       the configuration of the resources in ``required_resource_keys`` (not
       the IO manager, the Hub, or a resource class with
@@ -116,7 +120,8 @@ def dataset_asset(
       ``globals()`` gets a `HiddenInputWarning`: declare what it reads.
     - When it runs, ``dagster_ds/changed`` (and the run log) says why: what
       differs from the previous materialization's recipe.
-    - Metadata: fingerprint, parent fingerprints, transform hash,
+    - Metadata: ``dagster_ds/recipe``, ``dagster_ds/data_version``,
+      ``dagster_ds/code_version``, the parents' data versions,
       ``dagster/row_count``, ``dagster/column_schema``, size, a Markdown
       preview, cache hit or miss, duration, and the Hub URL and commit when
       ``push_to_hub`` is set.

@@ -15,7 +15,12 @@ import dagster as dg
 from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.features import Features
 from dagster_ds.orchestration._partitions import latest_materialization
-from dagster_ds.orchestration.metadata import DatasetMetadataKey, feature_text, schema_text
+from dagster_ds.orchestration.metadata import (
+    DatasetMetadataKey,
+    feature_text,
+    schema_text,
+    type_name,
+)
 
 __all__ = ["row_count_check", "schema_check"]
 
@@ -62,7 +67,10 @@ def schema_check(
                 passed=False,
                 description=f"{key.to_user_string()} has no recorded column schema.",
             )
-        actual = [(column.name, column.type) for column in schema.value.columns]
+        # The feature is the column's description (earlier releases recorded it as its type).
+        actual = [
+            (column.name, column.description or column.type) for column in schema.value.columns
+        ]
         problems = _schema_differences(wanted, actual)
         return dg.AssetCheckResult(
             passed=not problems,
@@ -70,7 +78,10 @@ def schema_check(
             metadata={
                 "expected": dg.MetadataValue.table_schema(
                     dg.TableSchema(
-                        columns=[dg.TableColumn(name, feature_text(kind)) for name, kind in wanted]
+                        columns=[
+                            dg.TableColumn(name, type_name(feature), description=repr(feature))
+                            for name, feature in expected.items()
+                        ]
                     )
                 )
             },

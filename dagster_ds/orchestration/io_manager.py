@@ -19,6 +19,7 @@ otherwise the latest, never one another concurrent run produced.
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ from dagster_ds.orchestration._partitions import (
 )
 from dagster_ds.orchestration._provenance import remember
 from dagster_ds.orchestration._streams import STREAM_FLAG, as_stream, stream_to_dataset
-from dagster_ds.orchestration.metadata import DatasetMetadataKey, size_metadata
+from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value, size_metadata
 from dagster_ds.streaming import IterableDataset
 
 __all__ = ["DatasetIOManager", "DatasetStore"]
@@ -220,12 +221,15 @@ class DatasetStore(dg.IOManager):
         *,
         hash_tree: HashNode | None = None,
         partition: str | None = None,
+        computed_since: datetime.datetime | None = None,
     ) -> StoredDataset:
         """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
         What the store already holds is referenced, not copied; a version
         already stored is kept. ``hash_tree``: what the fingerprint was made of,
-        for ``dagster-ds hash explain``; ``partition``: the asset partition it is.
+        for ``dagster-ds hash explain``; ``partition``: the asset partition it is;
+        ``computed_since``: when its transforms started, so that ``bytes_written``
+        counts what they stored (else only what this call copies).
         """
         key = self.version_key(asset_key, dataset.fingerprint)
         stream = isinstance(dataset, IterableDataset)
@@ -244,6 +248,7 @@ class DatasetStore(dg.IOManager):
                 "hash_tree": hash_tree.to_dict() if hash_tree is not None else None,
                 **({"partition": partition} if partition is not None else {}),
             },
+            written_since=computed_since,
         )
         if stream:
             _release(rows)
@@ -329,10 +334,10 @@ class DatasetStore(dg.IOManager):
             DatasetMetadataKey.BYTES_WRITTEN.value: dg.MetadataValue.int(obj.bytes_written),
         }
         recorded = context.output_metadata or {}
-        if DatasetMetadataKey.FINGERPRINT.value not in recorded:
-            metadata[DatasetMetadataKey.FINGERPRINT.value] = obj.fingerprint
-        if DatasetMetadataKey.CONTENT_FINGERPRINT.value not in recorded:
-            metadata[DatasetMetadataKey.CONTENT_FINGERPRINT.value] = obj.content_fingerprint
+        if DatasetMetadataKey.RECIPE.value not in recorded:
+            metadata[DatasetMetadataKey.RECIPE.value] = obj.fingerprint
+        if DatasetMetadataKey.DATA_VERSION.value not in recorded:
+            metadata[DatasetMetadataKey.DATA_VERSION.value] = obj.content_fingerprint
         context.add_output_metadata(metadata)
 
     def load_input(self, context: dg.InputContext) -> Dataset | IterableDataset:
@@ -467,16 +472,12 @@ def input_version(
 def fingerprints_of(materialization: dg.AssetMaterialization) -> tuple[str, str | None] | None:
     """(recipe, content) fingerprints a materialization records (content None: unknown)."""
     metadata = materialization.metadata
-    recipe = metadata.get(DatasetMetadataKey.FINGERPRINT.value)
-    content = metadata.get(DatasetMetadataKey.CONTENT_FINGERPRINT.value)
+    recipe = recorded_value(metadata, DatasetMetadataKey.RECIPE)
+    content = recorded_value(metadata, DatasetMetadataKey.DATA_VERSION)
     data_version = (materialization.tags or {}).get(_DATA_VERSION_TAG)
-    recipe_value = recipe.value if recipe is not None and isinstance(recipe.value, str) else None
-    if recipe_value is None:
+    if not isinstance(recipe, str):
         return (data_version, None) if data_version is not None else None
-    content_value = (
-        content.value if content is not None and isinstance(content.value, str) else None
-    )
-    return recipe_value, content_value
+    return recipe, content if isinstance(content, str) else None
 
 
 def recorded_fingerprint(

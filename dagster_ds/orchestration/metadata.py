@@ -1,9 +1,9 @@
 """Materialization metadata: the keys dagster_ds records, and the translator that builds them.
 
-Every dataset asset's materialization carries provenance (fingerprint, parent
-fingerprints, transform hash), what the data looks like (``dagster/row_count``,
-``dagster/column_schema``, a Markdown preview), how it was obtained (cache hit
-or miss, duration), where it is stored (path, size) and, when pushed, the Hub
+Every dataset asset's materialization carries provenance (its recipe, data
+version and code version, the parents' data versions), what the data looks like
+(``dagster/row_count``, ``dagster/column_schema``, a Markdown preview), how it was
+obtained (cache hit or miss, duration), where it is stored (path, size) and, when pushed, the Hub
 URL and commit. `DatasetTranslator` (in ``translator.py``) builds the
 data-describing part; subclass it to change the preview or add your own entries.
 
@@ -11,6 +11,19 @@ Values are typed for the UI: durations are seconds rounded to milliseconds
 (the unit is in the label), sizes are bytes (plotted) next to the same size
 in human units, preview cells are escaped so Markdown never reformats them,
 and the code and data versions are entries of their own (not only tags).
+
+One name per concept, as in the logs, the CLI and the README:
+
+- **recipe** (``dagster_ds/recipe``): the fingerprint computed before running, from
+  the code version, the parents' data versions and the config; it decides the skip.
+- **data version** (``dagster_ds/data_version``): the content fingerprint of what was
+  stored, which Dagster shows as the data version.
+- **code version** (``dagster_ds/code_version``): the transform hash.
+
+Metadata recorded by earlier releases under other names
+(``dagster_ds/fingerprint``, ``dagster_ds/content_fingerprint``,
+``dagster_ds/transform_hash``, ``dagster_ds/parent_fingerprints``) is still read
+back by `recorded_value`.
 """
 
 from __future__ import annotations
@@ -24,24 +37,23 @@ from typing import Any
 import dagster as dg
 
 from dagster_ds.cache._units import format_size
+from dagster_ds.features import feature_to_arrow_type
 
-__all__ = ["DatasetMetadataKey"]
+__all__ = ["DatasetMetadataKey", "recorded_value"]
 
 
 class DatasetMetadataKey(StrEnum):
     """The metadata keys dagster_ds writes on materializations and observations.
 
     Example:
-        >>> DatasetMetadataKey.FINGERPRINT.value
-        'dagster_ds/fingerprint'
+        >>> DatasetMetadataKey.RECIPE.value
+        'dagster_ds/recipe'
     """
 
-    FINGERPRINT = "dagster_ds/fingerprint"
-    CONTENT_FINGERPRINT = "dagster_ds/content_fingerprint"
-    PARENT_FINGERPRINTS = "dagster_ds/parent_fingerprints"
-    TRANSFORM_HASH = "dagster_ds/transform_hash"
-    CODE_VERSION = "dagster_ds/code_version"
+    RECIPE = "dagster_ds/recipe"
     DATA_VERSION = "dagster_ds/data_version"
+    CODE_VERSION = "dagster_ds/code_version"
+    PARENT_DATA_VERSIONS = "dagster_ds/parent_data_versions"
     CACHE = "dagster_ds/cache"
     DURATION = "dagster_ds/duration (s)"
     ROW_COUNT = "dagster/row_count"
@@ -61,18 +73,44 @@ class DatasetMetadataKey(StrEnum):
     SHARDS_COMPUTED = "dagster_ds/shards_computed"
     SHARDS_ELSEWHERE = "dagster_ds/shards_computed_elsewhere"
     EXECUTOR = "dagster_ds/executor"
+    # Earlier names of the members above, kept as aliases for code that used them.
+    FINGERPRINT = "dagster_ds/recipe"
+    CONTENT_FINGERPRINT = "dagster_ds/data_version"
+    TRANSFORM_HASH = "dagster_ds/code_version"
+    PARENT_FINGERPRINTS = "dagster_ds/parent_data_versions"
+
+
+# The names earlier releases recorded each value under, read back from stored metadata.
+_EARLIER_NAMES: dict[DatasetMetadataKey, tuple[str, ...]] = {
+    DatasetMetadataKey.RECIPE: ("dagster_ds/fingerprint",),
+    DatasetMetadataKey.DATA_VERSION: ("dagster_ds/content_fingerprint",),
+    DatasetMetadataKey.CODE_VERSION: ("dagster_ds/transform_hash",),
+    DatasetMetadataKey.PARENT_DATA_VERSIONS: ("dagster_ds/parent_fingerprints",),
+}
+
+
+def recorded_value(metadata: Mapping[str, Any], key: DatasetMetadataKey) -> Any:
+    """The value ``metadata`` records under ``key`` (or an earlier name of it), else None.
+
+    Example:
+        >>> recorded_value({"dagster_ds/fingerprint": "ab"}, DatasetMetadataKey.RECIPE)
+        'ab'
+    """
+    for name in (key.value, *_EARLIER_NAMES.get(key, ())):
+        entry = metadata.get(name)
+        if entry is not None:
+            return getattr(entry, "value", entry)
+    return None
 
 
 # Keys that describe one run, not the data: never copied from an earlier materialization.
 RUN_SPECIFIC_KEYS = frozenset(
     {
-        DatasetMetadataKey.FINGERPRINT.value,
-        DatasetMetadataKey.CONTENT_FINGERPRINT.value,
-        DatasetMetadataKey.BYTES_WRITTEN.value,
-        DatasetMetadataKey.PARENT_FINGERPRINTS.value,
-        DatasetMetadataKey.TRANSFORM_HASH.value,
-        DatasetMetadataKey.CODE_VERSION.value,
+        DatasetMetadataKey.RECIPE.value,
         DatasetMetadataKey.DATA_VERSION.value,
+        DatasetMetadataKey.CODE_VERSION.value,
+        DatasetMetadataKey.PARENT_DATA_VERSIONS.value,
+        DatasetMetadataKey.BYTES_WRITTEN.value,
         DatasetMetadataKey.CACHE.value,
         DatasetMetadataKey.DURATION.value,
         DatasetMetadataKey.PATH.value,
@@ -87,6 +125,7 @@ RUN_SPECIFIC_KEYS = frozenset(
         DatasetMetadataKey.SHARDS_COMPUTED.value,
         DatasetMetadataKey.SHARDS_ELSEWHERE.value,
         DatasetMetadataKey.EXECUTOR.value,
+        *(name for names in _EARLIER_NAMES.values() for name in names),
     }
 )
 
@@ -131,6 +170,18 @@ def version_metadata(code_version: str | None, data_version: str) -> dict[str, A
 
 
 _FEATURE_VALUE = re.compile(r"Value\('([^']*)'\)")
+_LIST_ITEM = re.compile(r"(list<)item: ")
+
+
+def type_name(feature: Any) -> str:
+    """A feature's stored type as users read it: ``string``, ``list<string>``, ``int64``.
+
+    Example:
+        >>> from dagster_ds import List, Value
+        >>> type_name(List(Value("string")))
+        'list<string>'
+    """
+    return _LIST_ITEM.sub(r"\1", str(feature_to_arrow_type(feature)))
 
 
 def feature_text(feature: Any) -> str:

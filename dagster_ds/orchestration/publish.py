@@ -107,7 +107,11 @@ def publish_to_hub(
             metadata = _push(context, hub, hub_target, where, datasets, pushed)
         metadata[Key.HUB_SPLITS.value] = dg.MetadataValue.json(
             {
-                split: {"asset": pushed[split], "fingerprint": fingerprints[split]}
+                split: {
+                    "asset": pushed[split],
+                    "fingerprint": fingerprints[split],
+                    "rows": datasets[split].num_rows,
+                }
                 for split in splits
             }
         )
@@ -168,27 +172,32 @@ def _recorded_push(
     """The latest materialization's push entries if it pushed these very fingerprints there."""
     if hub.check_hub_when_unchanged:
         return None
-    event = context.instance.get_latest_materialization_event(context.asset_key)
-    materialization = event.asset_materialization if event is not None else None
-    if materialization is None:
-        return None
-    metadata = materialization.metadata
-    target = metadata.get(Key.HUB_TARGET.value)
-    splits = metadata.get(Key.HUB_SPLITS.value)
-    if target is None or target.value != f"{where} on {hub.identity}" or splits is None:
-        return None
-    value: Any = splits.value
-    recorded = (
-        {split: entry.get("fingerprint") for split, entry in value.items()}
-        if isinstance(value, dict)
-        else None
-    )
-    if recorded != dict(fingerprints):
+    metadata, splits = _last_publication(context, f"{where} on {hub.identity}")
+    recorded = {split: entry.get("fingerprint") for split, entry in splits.items()}
+    if not splits or recorded != dict(fingerprints):
         return None
     keys = (Key.HUB_TARGET.value, Key.HUB_URL.value, Key.HUB_COMMIT.value)
     if any(key not in metadata for key in keys):
         return None
     return {key: metadata[key] for key in keys}
+
+
+def _last_publication(
+    context: dg.AssetExecutionContext, target: str
+) -> tuple[Mapping[str, Any], dict[str, dict[str, Any]]]:
+    """The last publication to ``target``: its metadata and each split's recorded entry.
+
+    Each split's entry has its asset, fingerprint and row count. Nothing when the
+    latest materialization published elsewhere (or nothing).
+    """
+    event = context.instance.get_latest_materialization_event(context.asset_key)
+    materialization = event.asset_materialization if event is not None else None
+    metadata = materialization.metadata if materialization is not None else {}
+    recorded_target = metadata.get(Key.HUB_TARGET.value)
+    splits: Any = getattr(metadata.get(Key.HUB_SPLITS.value), "value", None)
+    if recorded_target is None or recorded_target.value != target or not isinstance(splits, dict):
+        return {}, {}
+    return metadata, {str(k): v for k, v in splits.items() if isinstance(v, dict)}
 
 
 def _push(
@@ -201,10 +210,18 @@ def _push(
 ) -> dict[str, Any]:
     from dagster_ds.arrow import DatasetDict
 
+    _, earlier = _last_publication(context, f"{where} on {hub.identity}")
     title, description = hub_commit_message(
         context.run.run_id,
         [
-            PushedAsset(assets[split], split, dataset.fingerprint)
+            PushedAsset(
+                assets[split],
+                split,
+                dataset.fingerprint,
+                rows=dataset.num_rows,
+                previous_fingerprint=earlier.get(split, {}).get("fingerprint"),
+                previous_rows=earlier.get(split, {}).get("rows"),
+            )
             for split, dataset in datasets.items()
         ],
     )

@@ -49,25 +49,48 @@ HUB_ENDPOINT = "https://huggingface.co"
 
 @dataclass(frozen=True)
 class PushedAsset:
-    """One asset in a Hub commit: which split it is and the fingerprint pushed."""
+    """One asset in a Hub commit: its split, the data version pushed, and what it replaces.
+
+    ``previous_fingerprint`` and ``previous_rows`` describe the version the last
+    push of this split recorded (None: not known).
+    """
 
     asset: str
     split: str
     fingerprint: str
+    rows: int | None = None
+    previous_fingerprint: str | None = None
+    previous_rows: int | None = None
+
+    def change(self) -> str:
+        """What the push changes in this split, in a few words (for the commit title)."""
+        rows = f"{self.rows:,} rows" if self.rows is not None else "rows unknown"
+        if self.previous_fingerprint is None:
+            return f"{self.split}: {rows} ({self.fingerprint[:8]})"
+        if self.previous_fingerprint == self.fingerprint:
+            return f"{self.split}: unchanged"
+        counted = ""
+        if self.rows is not None and self.previous_rows is not None:
+            added = self.rows - self.previous_rows
+            counted = f"{self.previous_rows:,} → {self.rows:,} rows ({added:+,}), "
+        return f"{self.split}: {counted}{self.previous_fingerprint[:8]} → {self.fingerprint[:8]}"
 
 
 def hub_commit_message(run_id: str | None, pushed: Sequence[PushedAsset]) -> tuple[str, str]:
-    """The title and description of a commit pushing ``pushed``: assets, fingerprints, run id.
+    """The title and description of a commit pushing ``pushed``: what changed, run id.
 
-    Built from names, fingerprints and the run id only, never from a token or
-    any other configuration value.
+    The title says, per split, the row count before and after and the data
+    versions old → new: ``train: 1,204 → 1,216 rows (+12), 3f2a8c91 → 9b1c2d3e``.
+    Built from names, fingerprints, counts and the run id only, never from a
+    token or any other configuration value.
     """
     from dagster_ds import __version__
 
     run = f" (Dagster run {run_id[:8]})" if run_id else ""
-    title = "Update " + ", ".join(f"{entry.split} from {entry.asset}" for entry in pushed) + run
+    title = "; ".join(entry.change() for entry in pushed) + run
     lines = [
-        f"- split `{entry.split}` from asset `{entry.asset}`: fingerprint {entry.fingerprint}"
+        f"- split `{entry.split}` from asset `{entry.asset}`: data version"
+        f" {entry.previous_fingerprint or '(none recorded)'} → {entry.fingerprint}"
         for entry in pushed
     ]
     origin = f"Pushed by dagster_ds {__version__}"

@@ -238,7 +238,7 @@ def dataset_source(
             data_version=dg.DataVersion(dataset.fingerprint),
             metadata={
                 **describe.get_metadata(dataset),
-                DatasetMetadataKey.FINGERPRINT.value: dataset.fingerprint,
+                DatasetMetadataKey.DATA_VERSION.value: dataset.fingerprint,
             },
         )
 

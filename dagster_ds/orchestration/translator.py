@@ -18,7 +18,7 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.orchestration.metadata import DatasetMetadataKey, markdown_table
+from dagster_ds.orchestration.metadata import DatasetMetadataKey, markdown_table, type_name
 
 __all__ = ["DatasetAssetProps", "DatasetTranslator", "DatasetTranslatorSettings"]
 
@@ -136,10 +136,13 @@ class DatasetTranslator:
         return num_rows if isinstance(num_rows, int) else None
 
     def get_column_schema(self, dataset: Any) -> dg.TableSchema:
-        """A `TableSchema` with each column's feature type, as ``repr`` shows it."""
+        """A `TableSchema`: each column's stored type (``list<string>``), its feature described."""
         features = dataset.features or {}
         return dg.TableSchema(
-            columns=[dg.TableColumn(name, repr(feature)) for name, feature in features.items()]
+            columns=[
+                dg.TableColumn(name, type_name(feature), description=repr(feature))
+                for name, feature in features.items()
+            ]
         )
 
     def get_preview(self, dataset: Any) -> dg.MarkdownMetadataValue:

@@ -291,7 +291,7 @@ def test_a_second_refresh_is_all_cache_hits_across_workers(celery_runs: CeleryRu
     published = second.pop(PUBLISHED)
     for key, metadata in second.items():
         assert metadata["dagster_ds/cache"] == "hit", key
-        assert metadata["dagster_ds/fingerprint"] == first[key]["dagster_ds/fingerprint"]
+        assert metadata["dagster_ds/recipe"] == first[key]["dagster_ds/recipe"]
         assert metadata["dagster_ds/bytes_written"] == 0, key
     assert published["dagster_ds/hub_push"] == "skipped (unchanged)"
     workers = _workers_by_step(celery_runs.second)
@@ -317,11 +317,10 @@ def test_the_rows_on_s3_equal_the_in_process_runs(
     local = DatasetStore(str(example.home / "storage" / "dagster_ds"))
     celery, in_process = _materializations(celery_runs.second), _materializations(example.second)
     for key in ASSETS:
-        fingerprint = celery[key]["dagster_ds/fingerprint"]
-        assert fingerprint == in_process[key]["dagster_ds/fingerprint"], key
+        fingerprint = celery[key]["dagster_ds/recipe"]
+        assert fingerprint == in_process[key]["dagster_ds/recipe"], key
         assert (
-            celery[key]["dagster_ds/content_fingerprint"]
-            == (in_process[key]["dagster_ds/content_fingerprint"])
+            celery[key]["dagster_ds/data_version"] == (in_process[key]["dagster_ds/data_version"])
         )
         rows = on_s3.load(dg.AssetKey(key), fingerprint)
         expected = local.load(dg.AssetKey(key), fingerprint)

@@ -126,7 +126,7 @@ def test_the_second_run_skips_every_transform_and_push(example: Example) -> None
     for key in ASSETS:
         metadata = second[key]
         assert metadata["dagster_ds/cache"] == "hit"
-        assert metadata["dagster_ds/fingerprint"] == first[key]["dagster_ds/fingerprint"]
+        assert metadata["dagster_ds/recipe"] == first[key]["dagster_ds/recipe"]
         assert metadata["dagster_ds/path"] == first[key]["dagster_ds/path"]
     assert second[PUBLISHED]["dagster_ds/hub_push"] == "skipped (unchanged)"
     assert second[PUBLISHED]["dagster_ds/hub_commit"] == first[PUBLISHED]["dagster_ds/hub_commit"]
@@ -143,15 +143,21 @@ def test_both_splits_are_one_hub_commit_naming_the_assets_and_the_run(example: E
     with LocalHubServer(example.home / "storage" / "dagster_ds_hub") as hub:
         api = HfApi(endpoint=hub.endpoint, token="reader")
         commits = api.list_repo_commits(REPO_ID, repo_type="dataset")
-    pushes = [commit for commit in commits if commit.title.startswith("Update")]
+    pushes = [commit for commit in commits if "(Dagster run " in commit.title]
     assert len(pushes) == 1  # the second refresh made none
     (push,) = pushes
     assert push.commit_id == first[PUBLISHED]["dagster_ds/hub_commit"]
-    assert push.title == (
-        f"Update train from train, test from test (Dagster run {example.first.run_id[:8]})"
+    assert (
+        push.title
+        == "; ".join(  # what the commit brings, split by split
+            f"{split}: {first[split]['dagster/row_count']:,} rows"
+            f" ({first[split]['dagster_ds/data_version'][:8]})"
+            for split in ("train", "test")
+        )
+        + f" (Dagster run {example.first.run_id[:8]})"
     )
     for split in ("train", "test"):
-        assert first[split]["dagster_ds/content_fingerprint"] in push.message
+        assert first[split]["dagster_ds/data_version"] in push.message
     assert example.first.run_id in push.message
 
 

@@ -104,8 +104,8 @@ def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
             texts = {
                 entry["label"]: entry.get("text") for entry in materialization["metadataEntries"]
             }
-            assert texts["dagster_ds/content_fingerprint"] == node["dataVersion"], key
-            assert texts["dagster_ds/fingerprint"] != node["dataVersion"], key  # the recipe
+            assert texts["dagster_ds/data_version"] == node["dataVersion"], key
+            assert texts["dagster_ds/recipe"] != node["dataVersion"], key  # the recipe
             assert texts["dagster_ds/cache"] == "hit"
             assert texts["dagster_ds/changed"].startswith("nothing changed"), key
             assert "dagster/row_count" in texts
@@ -144,15 +144,15 @@ def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
         )
     assert page.returncode == 0, page.stderr[-2000:]
     assert fingerprint in page.stdout
-    assert "dagster_ds/fingerprint" in page.stdout
+    assert "dagster_ds/recipe" in page.stdout
     # Why it ran (or, here, why it did not): the `changed` explanation on the asset page.
     assert "dagster_ds/changed" in page.stdout
-    assert "nothing changed (fingerprint unchanged, already stored)" in page.stdout
+    assert "nothing changed (recipe unchanged, already stored)" in page.stdout
     for label in ("dagster_ds/code_version", "dagster_ds/data_version", "Freshness"):
         assert label in page.stdout, label
     assert "Join the Dagster community" not in page.stdout
     assert all(key in partition_page for key in by_partition)
-    assert by_partition["2024-01-02"] in partition_page  # dagster_ds/content_fingerprint
+    assert by_partition["2024-01-02"] in partition_page  # dagster_ds/data_version
 
 
 DAILY = {"python_docs_daily", "daily_paragraphs"}

@@ -109,7 +109,7 @@ def test_a_dask_resource_in_the_definitions_runs_an_asset_that_does_not_require_
     )
     assert DatasetMetadataKey.SHARDS_COMPUTED.value not in local
     assert sorted(logged_in(log, {os.getpid()})) == sorted([0, 10, 20] * 2)
-    fingerprint = DatasetMetadataKey.FINGERPRINT.value
+    fingerprint = DatasetMetadataKey.RECIPE.value
     assert local[fingerprint].value == metadata[fingerprint].value
 
 

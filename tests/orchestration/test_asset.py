@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -74,13 +75,14 @@ def test_second_run_skips_every_transform_and_rewrites_nothing(
         materialization = latest(instance, key)
         assert data_version(instance, key) == version
         assert metadata_value(materialization, Key.CACHE) == "hit"
+        assert metadata_value(materialization, Key.BYTES_WRITTEN) == 0
     messages = [
         event.message or ""
         for event in instance.all_logs(second.run_id)
         if event.message and event.message.startswith("Skipped ")
     ]
     assert len(messages) == 3
-    assert all("fingerprint" in message and "unchanged" in message for message in messages)
+    assert all("recipe" in message and "unchanged" in message for message in messages)
 
 
 def test_changed_child_runs_in_the_same_run_as_its_unchanged_parent(
@@ -137,23 +139,36 @@ def test_materialization_metadata(
     assert _run(chain.all, instance, tmp_path / "storage").success
     tokens = latest(instance, "tokens")
     # Two fingerprints: the recipe (decides the skip) and the content (the data version).
-    assert metadata_value(tokens, Key.CONTENT_FINGERPRINT) == data_version(instance, "tokens")
-    assert metadata_value(tokens, Key.FINGERPRINT) != data_version(instance, "tokens")
+    assert metadata_value(tokens, Key.DATA_VERSION) == data_version(instance, "tokens")
+    assert metadata_value(tokens, Key.RECIPE) != data_version(instance, "tokens")
+    # One name per concept: no value is recorded twice under another name.
+    hashes = [
+        text
+        for value in tokens.metadata.values()
+        if re.fullmatch("[0-9a-f]{32}", text := str(getattr(value, "value", value)))
+    ]
+    assert len(hashes) == len(set(hashes)) == 3  # recipe, data version, code version
+    assert not {
+        "dagster_ds/fingerprint",
+        "dagster_ds/content_fingerprint",
+        "dagster_ds/transform_hash",
+        "dagster_ds/parent_fingerprints",
+    } & set(tokens.metadata)
     assert tag(instance, "tokens", "dagster/code_version") == metadata_value(
-        tokens, Key.TRANSFORM_HASH
+        tokens, Key.CODE_VERSION
     )
     assert (
         tag(instance, "tokens", "dagster/code_version")
         == chain.tokens.code_versions_by_key[dg.AssetKey("tokens")]
     )
-    assert metadata_value(tokens, Key.PARENT_FINGERPRINTS) == {
+    assert metadata_value(tokens, Key.PARENT_DATA_VERSIONS) == {
         "cleaned": data_version(instance, "cleaned")
     }
     assert metadata_value(tokens, "dagster/row_count") == 2
     schema = metadata_value(tokens, "dagster/column_schema")
-    assert [(column.name, column.type) for column in schema.columns] == [
-        ("text", "Value('string')"),
-        ("tokens", "List(Value('string'))"),
+    assert [(column.name, column.type, column.description) for column in schema.columns] == [
+        ("text", "string", "Value('string')"),
+        ("tokens", "list<string>", "List(Value('string'))"),
     ]
     preview = metadata_value(tokens, Key.PREVIEW)
     assert preview.splitlines()[0] == "| text | tokens |"
@@ -161,7 +176,8 @@ def test_materialization_metadata(
     assert metadata_value(tokens, Key.CACHE) == "miss"
     assert metadata_value(tokens, Key.SIZE) > 0
     assert 0 < metadata_value(tokens, Key.DURATION) < 60
-    assert metadata_value(tokens, Key.BYTES_WRITTEN) >= 0
+    # The map inside the function stored the tokens column: the materialization wrote it.
+    assert metadata_value(tokens, Key.BYTES_WRITTEN) > 0
     stored = Path(metadata_value(tokens, Key.PATH))  # the version's manifest, in the store
     assert stored.parent.parent == tmp_path / "storage" / "objects"
     assert (stored / "manifest.json").is_file()

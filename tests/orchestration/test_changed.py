@@ -105,9 +105,7 @@ def test_a_config_change_and_a_new_parent_version_are_said_in_words(
     messages = _messages(instance, result.run_id)
     assert "Ran scaled because config 'factor': 1 → 2." in messages
     _materialize(assets, instance, storage, config(2))
-    assert _changed(instance, "total") == (
-        "nothing changed (fingerprint unchanged, already stored)"
-    )
+    assert _changed(instance, "total") == ("nothing changed (recipe unchanged, already stored)")
     assert body_calls() == ["scaled", "total", "scaled", "total"]
 
 
@@ -170,7 +168,7 @@ def test_a_resource_config_change_recomputes_and_says_which_field(
 
     stored = DatasetStore(str(storage)).load(
         dg.AssetKey("shifted"),
-        metadata_value(latest(instance, "shifted"), "dagster_ds/fingerprint"),
+        metadata_value(latest(instance, "shifted"), "dagster_ds/recipe"),
     )
     assert stored["n"][:] == [6, 7]
     # A secret-looking field is hashed, never shown (nor stored in the recipe tree).
@@ -307,7 +305,7 @@ def test_why_it_ran_works_across_processes_and_in_hash_explain(
         dg.materialize(words.assets, instance=instance, resources=words.resources)
     finally:
         del sys.modules["words"]
-    first = str(metadata_value(latest(instance, "long_docs"), "dagster_ds/fingerprint"))
+    first = str(metadata_value(latest(instance, "long_docs"), "dagster_ds/recipe"))
     module.write_text(module.read_text().replace("MIN_WORDS = 8", "MIN_WORDS = 10"))
     env = {"DAGSTER_HOME": str(dagster_home)}
     assert run_python(SECOND_RUN, path=[project], env=env) == "success"
@@ -316,7 +314,7 @@ def test_why_it_ran_works_across_processes_and_in_hash_explain(
     materialization = latest(instance, "long_docs")
     assert metadata_value(materialization, CHANGED) == expected
     assert metadata_value(materialization, "dagster/row_count") == 0
-    second = str(metadata_value(materialization, "dagster_ds/fingerprint"))
+    second = str(metadata_value(materialization, "dagster_ds/recipe"))
     runs = instance.get_runs(limit=1)
     assert f"Ran long_docs because {expected}." in _messages(instance, runs[0].run_id)
 

@@ -306,7 +306,7 @@ def test_partitions_declared_in_defs_yaml_materialize_one_partition(
             assert materialization is not None
             assert "DAY 2024-01-02" in metadata_value(materialization, "dagster_ds/preview")
             assert (materialization.tags or {})["dagster/data_version"] == metadata_value(
-                materialization, "dagster_ds/content_fingerprint"
+                materialization, "dagster_ds/data_version"
             )
             assert (path / "store").is_dir()  # the component's own store, persistent
 

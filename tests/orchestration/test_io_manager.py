@@ -60,7 +60,7 @@ def test_loading_what_was_never_stored_says_what_to_do(
     with pytest.raises(DatasetNotStoredError, match="'cleaned' has no materialization"):
         defs.load_asset_value("cleaned", instance=instance)
     assert dg.materialize(chain.all, instance=instance, resources=resources).success
-    fingerprint = metadata_value(latest(instance, "cleaned"), "dagster_ds/fingerprint")
+    fingerprint = metadata_value(latest(instance, "cleaned"), "dagster_ds/recipe")
     version = Path(metadata_value(latest(instance, "cleaned"), "dagster_ds/path"))
     (version / "manifest.json").unlink()
     with pytest.raises(DatasetNotStoredError, match=f"fingerprint '{fingerprint}' is not stored"):

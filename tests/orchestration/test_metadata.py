@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -12,10 +13,13 @@ from dagster_ds.orchestration import (
     DatasetMetadataKey,
     DatasetTranslator,
     DatasetTranslatorSettings,
+    schema_check,
 )
+from dagster_ds.orchestration.io_manager import fingerprints_of
 from dagster_ds.orchestration.metadata import (
     duration_metadata,
     markdown_table,
+    recorded_value,
     schema_text,
     size_metadata,
 )
@@ -88,9 +92,9 @@ def test_the_default_metadata_of_a_dataset() -> None:
     assert metadata[DatasetMetadataKey.ROW_COUNT.value] == dg.MetadataValue.int(10)
     assert metadata[DatasetMetadataKey.NUM_COLUMNS.value] == dg.MetadataValue.int(2)
     schema = metadata[DatasetMetadataKey.COLUMN_SCHEMA.value]
-    assert [(column.name, column.type) for column in schema.columns] == [
-        ("n", "Value('int64')"),
-        ("text", "Value('string')"),
+    assert [(column.name, column.type, column.description) for column in schema.columns] == [
+        ("n", "int64", "Value('int64')"),
+        ("text", "string", "Value('string')"),
     ]
     preview = metadata[DatasetMetadataKey.PREVIEW.value].value
     assert preview.splitlines()[2:] == ["| 0 | 0 |", "| 1 | 1 |"]
@@ -104,3 +108,42 @@ def test_a_translator_subclass_adds_entries() -> None:
 
     dataset = Dataset.from_dict({"text": ["a b", "b c"]})
     assert WithVocabulary().get_metadata(dataset)["vocabulary"] == 3
+
+
+def test_metadata_recorded_under_earlier_names_is_read_back() -> None:
+    recipe, content = "a" * 32, "b" * 32
+    earlier = dg.AssetMaterialization(
+        "docs",
+        metadata={
+            "dagster_ds/fingerprint": recipe,
+            "dagster_ds/content_fingerprint": content,
+            "dagster_ds/transform_hash": "c" * 32,
+        },
+    )
+    assert fingerprints_of(earlier) == (recipe, content)
+    assert recorded_value(earlier.metadata, DatasetMetadataKey.RECIPE) == recipe
+    assert recorded_value(earlier.metadata, DatasetMetadataKey.CODE_VERSION) == "c" * 32
+    assert recorded_value(earlier.metadata, DatasetMetadataKey.SIZE) is None
+
+
+def test_a_schema_check_passes_on_a_schema_recorded_by_an_earlier_release(
+    tmp_path: Path,
+) -> None:
+    features = Features({"text": Value("string"), "tokens": List(Value("string"))})
+    earlier = dg.TableSchema(
+        columns=[dg.TableColumn(name, repr(feature)) for name, feature in features.items()]
+    )
+    check = schema_check("docs", features)
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                "docs", metadata={DatasetMetadataKey.COLUMN_SCHEMA.value: earlier}
+            )
+        )
+        result = dg.materialize(
+            [dg.AssetSpec("docs"), check],
+            instance=instance,
+            selection=dg.AssetSelection.checks(check),
+        )
+    (evaluation,) = result.get_asset_check_evaluations()
+    assert evaluation.passed, evaluation.description

@@ -48,7 +48,7 @@ def _partition_versions(
         assert materialization.partition is not None
         tags = materialization.tags or {}
         found[materialization.partition] = (
-            metadata_value(materialization, "dagster_ds/fingerprint"),
+            metadata_value(materialization, "dagster_ds/recipe"),
             tags["dagster/data_version"],
         )
     return found
@@ -131,7 +131,7 @@ def _latest_dataset(instance: dg.DagsterInstance, store: Path, asset: str) -> Da
     event = instance.get_latest_materialization_event(dg.AssetKey(asset))
     assert event is not None
     assert event.asset_materialization is not None
-    fingerprint = metadata_value(event.asset_materialization, "dagster_ds/fingerprint")
+    fingerprint = metadata_value(event.asset_materialization, "dagster_ds/recipe")
     return DatasetStore(str(store)).load(dg.AssetKey(asset), fingerprint)
 
 
@@ -199,7 +199,7 @@ def test_partition_mappings_identity_time_window_and_all_are_honoured(
             dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
         ).records
         assert record_.asset_materialization is not None
-        fingerprint = metadata_value(record_.asset_materialization, "dagster_ds/fingerprint")
+        fingerprint = metadata_value(record_.asset_materialization, "dagster_ds/recipe")
         return DatasetStore(str(store)).load(key, fingerprint)
 
     first = stored(day_logs.key, "2024-01-01")

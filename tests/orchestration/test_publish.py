@@ -38,6 +38,9 @@ def _assets(corpus: Path) -> list[dg.AssetsDefinition | dg.SourceAsset]:
     return [chain.docs, chain.cleaned, chain.tokens, train, test, published]
 
 
+SPLITS = ("train", "test")
+
+
 def test_a_refresh_publishes_both_splits_in_one_commit_and_nothing_when_unchanged(
     tmp_path: Path,
     instance: dg.DagsterInstance,
@@ -68,12 +71,23 @@ def test_a_refresh_publishes_both_splits_in_one_commit_and_nothing_when_unchange
         assert metadata_value(published, "dagster_ds/hub_push") == "pushed"
         head = after_first[0]
         assert head.commit_id == metadata_value(published, "dagster_ds/hub_commit")
+        rows = {
+            name: metadata_value(latest(instance, name), "dagster/row_count") for name in SPLITS
+        }
+        versions = {
+            name: metadata_value(latest(instance, name), "dagster_ds/data_version")
+            for name in SPLITS
+        }
         assert (
             head.title
-            == f"Update train from train, test from test (Dagster run {first.run_id[:8]})"
+            == (  # what the commit brings, split by split
+                f"train: {rows['train']:,} rows ({versions['train'][:8]});"
+                f" test: {rows['test']:,} rows ({versions['test'][:8]})"
+                f" (Dagster run {first.run_id[:8]})"
+            )
         )
         for split in (train, test):
-            assert metadata_value(split, "dagster_ds/content_fingerprint") in head.message
+            assert metadata_value(split, "dagster_ds/data_version") in head.message
         assert first.run_id in head.message
         assert TOKEN not in head.title + head.message
         files = {f.path for f in api.list_repo_tree(REPO, repo_type="dataset", recursive=True)}
@@ -89,7 +103,19 @@ def test_a_refresh_publishes_both_splits_in_one_commit_and_nothing_when_unchange
         third = refresh()  # both splits changed: one more commit, not two
         after_third = commits()
         assert len(after_third) == len(after_first) + 1
-        assert after_third[0].title.endswith(f"(Dagster run {third.run_id[:8]})")
+        new_rows = {
+            name: metadata_value(latest(instance, name), "dagster/row_count") for name in SPLITS
+        }
+        new_versions = {
+            name: metadata_value(latest(instance, name), "dagster_ds/data_version")
+            for name in SPLITS
+        }
+        changes = [
+            f"{name}: {rows[name]:,} → {new_rows[name]:,} rows"
+            f" ({new_rows[name] - rows[name]:+,}), {versions[name][:8]} → {new_versions[name][:8]}"
+            for name in SPLITS
+        ]
+        assert after_third[0].title == "; ".join(changes) + f" (Dagster run {third.run_id[:8]})"
 
 
 def test_the_skip_message_never_contradicts_the_push_message(

@@ -17,7 +17,7 @@ from dagster_ds.orchestration import DatasetIOManager, HubResource, HubTarget, d
 from dagster_ds.orchestration.resource import HUB_ENDPOINT
 from dagster_ds.testing import LocalHubServer
 from tests.orchestration._chain import build, record
-from tests.orchestration.conftest import latest, metadata_value
+from tests.orchestration.conftest import latest, metadata_value, write_jsonl
 
 
 def test_where_the_resource_points() -> None:
@@ -88,6 +88,38 @@ def test_a_push_is_skipped_when_the_hub_has_the_fingerprint(
     assert metadata_value(second, "dagster_ds/hub_commit") == commit
     assert _commits(hub_data, "user/docs") == commits  # no new commit
     assert body_calls() == ["cleaned", "tokens", "counts", "published"]
+
+
+def test_a_push_commit_says_what_changed_in_its_split(
+    tmp_path: Path,
+    instance: dg.DagsterInstance,
+    corpus: Path,
+    body_calls: Callable[[], list[str]],
+) -> None:
+    hub_data = tmp_path / "hub"
+    resources = {
+        "io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage")),
+        "hub": HubResource(local_data_dir=str(hub_data)),
+    }
+
+    def refresh() -> tuple[str, int, str]:
+        assets = _pipeline(corpus)
+        result = dg.materialize(assets, instance=instance, resources=resources, selection=assets)
+        assert result.success
+        published = latest(instance, "published")
+        with LocalHubServer(hub_data) as hub:
+            api = HfApi(endpoint=hub.endpoint, token="reader")
+            (head, *_) = api.list_repo_commits("user/docs", repo_type="dataset")
+        version = metadata_value(published, "dagster_ds/data_version")
+        return head.title, metadata_value(published, "dagster/row_count"), version
+
+    title, rows, version = refresh()
+    assert title.startswith(f"train: {rows:,} rows ({version[:8]}) (Dagster run ")
+    write_jsonl(corpus, [{"text": f"row number {i}"} for i in range(rows + 3)])
+    title, new_rows, new_version = refresh()
+    assert title.startswith(
+        f"train: {rows:,} → {new_rows:,} rows (+3), {version[:8]} → {new_version[:8]} (Dagster run "
+    )
 
 
 def test_the_embedded_hub_lives_in_the_instance_and_stops_after_the_step(

@@ -27,7 +27,7 @@ def test_the_data_version_is_the_fingerprint_load_dataset_gives_the_files(
     observation = _observe(source, instance)
     loaded = load_dataset("json", data_files=str(corpus), split="train")
     assert observation.data_version == loaded.fingerprint
-    assert observation.metadata["dagster_ds/fingerprint"].value == loaded.fingerprint
+    assert observation.metadata["dagster_ds/data_version"].value == loaded.fingerprint
     assert observation.metadata["dagster/row_count"].value == 3
     assert (
         source.description
