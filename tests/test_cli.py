@@ -62,7 +62,10 @@ def _materialize(
         event = instance.get_latest_materialization_event(assets[-1].key)
         assert event is not None
         assert event.asset_materialization is not None
-        return str(event.asset_materialization.metadata["dagster_ds/fingerprint"].value)
+        metadata = event.asset_materialization.metadata
+        # The recipe's key: "dagster_ds/recipe", formerly "dagster_ds/fingerprint".
+        recipe = metadata.get("dagster_ds/recipe") or metadata["dagster_ds/fingerprint"]
+        return str(recipe.value)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -88,12 +91,15 @@ def test_with_dagster_home_every_command_uses_the_instances_store(
     store = home / "storage" / "dagster_ds"  # the instance's default store
     said = f"store: {store} (from $DAGSTER_HOME's materializations of "
 
-    exported = _run("export", "tokenized", str(tmp_path / "out"))
+    exported = _run("export", "tokenized", str(tmp_path / "new"))
     assert exported.returncode == 0, exported.stderr
     assert exported.stderr == f"{said}'tokenized')\n"
-    assert load_from_disk(str(tmp_path / "out"))["tokens"][:] == [["a b"], ["t", " d", ""]]
+    assert load_from_disk(str(tmp_path / "new"))["tokens"][:] == [["a b"], ["t", " d", ""]]
 
     # Fingerprints as the run log and the UI show them: cut short, with a trailing "…".
+    exported = _run("export", "tokenized", str(tmp_path / "old"), "--fingerprint", f"{old[:10]}…")
+    assert exported.returncode == 0, exported.stderr
+    assert load_from_disk(str(tmp_path / "old"))["tokens"][:] == [["a", "b"], ["to", "do"]]
     explained = _run("hash", "explain", f"{old[:12]}…", f"{new[:12]}...")
     assert explained.returncode == 0, explained.stderr
     assert "closure variable 'separator': ' ' → 'o'" in explained.stdout
@@ -107,7 +113,7 @@ def test_with_dagster_home_every_command_uses_the_instances_store(
     assert collected.returncode == 0, collected.stderr
     assert collected.stdout.startswith("removed 1 old versions")
     (kept,) = DatasetStore(str(store)).versions(dg.AssetKey("tokenized"))
-    assert kept["fingerprint"] == new
+    assert new in (kept.get("recipe"), kept.get("fingerprint"))
     assert not outside_cache.exists()
 
 
