@@ -1,24 +1,40 @@
 """The ``dagster-ds`` command line.
 
 Each package contributes one command group from its own ``_cli.py`` module;
-this module only assembles them.
+this module assembles them, and finds the store for every command as the
+assets do: ``--store``; else, with ``$DAGSTER_HOME`` set, the store the
+assets' materializations record (or the instance's default store); else the
+dataset cache. Each command says which store it uses, and why, on stderr.
 
 Example:
-    $ dagster-ds hash explain 5f0c...e1 9a2b...07
-    $ dagster-ds cache gc --max-size 20GB
+    $ dagster-ds hash explain 5f0c22a9… 9a2b41c7…
+    $ dagster-ds cache gc --keep-versions 2 --store s3://bucket/datasets
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dagster_ds.cache import CacheStore
-from dagster_ds.cache._cli import Duration, Size, cache_group, cache_store
+from dagster_ds.cache._cli import (
+    Duration,
+    Fingerprint,
+    Size,
+    StoreChoice,
+    StoreOptions,
+    cache_group,
+    default_store,
+    fingerprint_prefix,
+    store_option,
+    use_store,
+    warn_nothing_found,
+)
 from dagster_ds.cache._units import format_size
 from dagster_ds.fingerprint import HashNode, explain
 from dagster_ds.hub.server._cli import hub_group
@@ -26,8 +42,53 @@ from dagster_ds.hub.server._cli import hub_group
 
 @click.group()
 @click.version_option(package_name="dagster-ds")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Fingerprinted, cached datasets-style transforms for Dagster."""
+    ctx.obj = StoreOptions(finder=_find_store)
+
+
+def _find_store(asset: str | None = None) -> StoreChoice:
+    """The store when no option names one: where the assets are, as the instance records.
+
+    With ``$DAGSTER_HOME`` set: the store the latest materializations of
+    ``asset`` (of every asset when None) record, else the instance's default
+    store. Without it: the dataset cache.
+    """
+    home = os.environ.get("DAGSTER_HOME", "").strip()
+    if not home:
+        return default_store(asset)
+    if not os.path.isdir(home):
+        raise click.UsageError(
+            f"$DAGSTER_HOME is {home!r}, which is not a folder: set it to your Dagster"
+            " instance's folder, unset it, or give the store with --store."
+        )
+    from dagster_ds.orchestration._store_discovery import instance_stores
+
+    stores = instance_stores(asset)
+    if len(stores.recorded) > 1:
+        listing = "; ".join(
+            f"{root!r} ({_names(names)})" for root, names in stores.recorded.items()
+        )
+        raise click.UsageError(
+            f"The Dagster instance at $DAGSTER_HOME ({home!r}) records assets in"
+            f" {len(stores.recorded)} stores: {listing}. Choose one with --store."
+        )
+    if stores.recorded:
+        ((root, names),) = stores.recorded.items()
+        return StoreChoice(root, f"from $DAGSTER_HOME's materializations of {_names(names)}")
+    whose = f" of {asset!r}" if asset is not None else ""
+    return StoreChoice(
+        stores.default,
+        f"the default store of the Dagster instance at $DAGSTER_HOME: no materialization{whose}"
+        " records one",
+    )
+
+
+def _names(names: tuple[str, ...], shown: int = 3) -> str:
+    """``'a', 'b', 'c' and 2 more``."""
+    text = ", ".join(repr(name) for name in names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 main.add_command(cache_group)
@@ -54,6 +115,7 @@ main.add_command(cache_group)
     show_default=True,
     help="Keep tmp/ and quarantine/ items younger than this.",
 )
+@store_option
 @click.pass_context
 def gc_command(
     ctx: click.Context, max_size: int | None, keep_versions: int | None, grace: float
@@ -69,10 +131,13 @@ def gc_command(
 
     if max_size is None and keep_versions is None:
         raise click.UsageError("Give --max-size, --keep-versions, or both.")
-    store = cache_store(ctx)
+    choice = use_store(ctx)
+    store = CacheStore(choice.root)
     pinned = _pinned_versions(store)
     if keep_versions is not None:
         retention = retain(store, keep_versions, pinned=pinned)
+        if not retention.kept_versions and not retention.removed_versions:
+            warn_nothing_found(choice, "stored asset versions")
         click.echo(
             f"removed {len(retention.removed_versions)} old versions and "
             f"{len(retention.removed_entries)} entries only they used; "
@@ -118,17 +183,19 @@ def hash_group() -> None:
 @hash_group.command(name="explain")
 @click.argument("old")
 @click.argument("new")
-@click.option("--dir", "root", default=None, help="Cache location (default: $DAGSTER_DS_CACHE).")
-def explain_command(old: str, new: str, root: str | None) -> None:
+@store_option
+@click.pass_context
+def explain_command(ctx: click.Context, old: str, new: str) -> None:
     """Say why two results differ: which code, global, closure cell or argument changed.
 
     OLD and NEW are fingerprints of cached results (their manifests keep the
     hash tree of the transform that made them), of dataset asset versions
     (their recipe or data version), or JSON files of hash trees. For asset
     versions the changes are said as the run log says them
-    (``global 'MIN_WORDS': 8 → 10``, ``config 'factor': 1 → 2``).
+    (``global 'MIN_WORDS': 8 → 10``, ``config 'factor': 1 → 2``). A
+    fingerprint may be cut short, with or without the … we print after it.
     """
-    before, after = _tree(old, root), _tree(new, root)
+    before, after = _tree(ctx, old), _tree(ctx, new)
     if before.kind == after.kind == "dataset_asset":
         from dagster_ds.orchestration._changes import explain_differences
 
@@ -139,11 +206,11 @@ def explain_command(old: str, new: str, root: str | None) -> None:
     click.echo(str(explain(before, after)))
 
 
-def _tree(reference: str, root: str | None) -> HashNode:
+def _tree(ctx: click.Context, reference: str) -> HashNode:
     path = Path(reference)
     if path.is_file():
         return HashNode.from_dict(json.loads(path.read_text()))
-    metadata = _resolve(reference, root)
+    metadata = _resolve(reference, use_store(ctx))
     tree = metadata.get("hash_tree")
     if not isinstance(tree, dict):
         raise click.BadParameter(
@@ -152,28 +219,25 @@ def _tree(reference: str, root: str | None) -> HashNode:
     return HashNode.from_dict(tree)
 
 
-def _resolve(reference: str, root: str | None) -> dict[str, Any]:
+def _resolve(reference: str, choice: StoreChoice) -> dict[str, Any]:
     """The metadata of the one stored result ``reference`` names (or starts) in the store.
 
     A result is named by its key, or, for an asset version, by its recipe
     fingerprint or content fingerprint (the data version the UI shows).
     """
-    wanted = reference.strip().lower()
+    wanted = fingerprint_prefix(reference)
     if len(wanted) < 6:
         raise click.BadParameter(f"{reference!r}: give at least 6 characters of a fingerprint.")
     found: dict[str, dict[str, Any]] = {}
-    for info in CacheStore(root).ls():
-        names = [
-            info.fingerprint,
-            info.metadata.get("fingerprint"),
-            info.metadata.get("content_fingerprint"),
-        ]
-        if any(isinstance(name, str) and name.startswith(wanted) for name in names):
+    for info in CacheStore(choice.root).ls():
+        names = [info.fingerprint, *_recipe_and_data_version(info.metadata)]
+        if any(name.startswith(wanted) for name in names):
             found[info.fingerprint] = dict(info.metadata)
     if not found:
         raise click.BadParameter(
-            f"{reference!r} is neither a JSON file nor (the start of) the fingerprint of a stored "
-            "result or asset version; list them with 'dagster-ds cache ls'."
+            f"{reference!r} is neither a JSON file nor (the start of) the fingerprint of a stored"
+            f" result or asset version in {choice.root!r} ({choice.reason}); list them with"
+            " 'dagster-ds cache ls', or give the store they are in with --store."
         )
     if len(found) > 1:
         raise click.BadParameter(
@@ -188,11 +252,13 @@ def _resolve(reference: str, root: str | None) -> dict[str, Any]:
 @click.argument("path")
 @click.option(
     "--fingerprint",
+    type=Fingerprint(),
     default=None,
     help="The version (its recipe or content fingerprint, or a unique start); default: newest.",
 )
-@click.option("--store", "root", default=None, help="The store (default: $DAGSTER_DS_CACHE).")
-def export_command(asset: str, path: str, fingerprint: str | None, root: str | None) -> None:
+@store_option
+@click.pass_context
+def export_command(ctx: click.Context, asset: str, path: str, fingerprint: str | None) -> None:
     """Write a stored asset version in save_to_disk layout, for datasets.load_from_disk.
 
     ASSET is the asset key ("a/b" for a prefixed key); PATH a folder or fsspec URL.
@@ -201,30 +267,51 @@ def export_command(asset: str, path: str, fingerprint: str | None, root: str | N
 
     from dagster_ds.orchestration import DatasetStore
 
-    store = DatasetStore(root)
+    choice = use_store(ctx, asset)
+    store = DatasetStore(choice.root)
     key = dg.AssetKey.from_user_string(asset)
     versions = store.versions(key)
     if fingerprint is not None:
-        wanted = fingerprint.lower()
         versions = [
             record
             for record in versions
-            if str(record.get("fingerprint", "")).startswith(wanted)
-            or str(record.get("content_fingerprint", "")).startswith(wanted)
+            if any(name.startswith(fingerprint) for name in _recipe_and_data_version(record))
         ]
     if not versions:
         raise click.ClickException(
             f"No stored version of asset {asset!r}"
             + (f" matches {fingerprint!r}" if fingerprint else "")
-            + f" in {store.root!r}; materialize it, or check --store."
+            + f" in {choice.root!r} ({choice.reason}); materialize it, or give the store it is"
+            " in with --store."
         )
-    if fingerprint is not None and len({str(r["fingerprint"]) for r in versions}) > 1:
+    recipes = {_recipe(record) for record in versions}
+    if fingerprint is not None and len(recipes) > 1:
         raise click.ClickException(
             f"{fingerprint!r} starts several versions of {asset!r}; give more characters."
         )
-    chosen = str(versions[0]["fingerprint"])
+    chosen = _recipe(versions[0])
     store.export(key, chosen, path)
     click.echo(f"Exported {asset} ({chosen}) to {path}")
+
+
+# A stored version's record names its recipe ``fingerprint`` and its ``content_fingerprint``;
+# ``recipe`` and ``data_version`` are their new names (either may be recorded).
+_RECIPE_KEYS = ("recipe", "fingerprint")
+_DATA_VERSION_KEYS = ("data_version", "content_fingerprint")
+
+
+def _recipe(record: Mapping[str, Any]) -> str:
+    """The recipe fingerprint a stored version's record names."""
+    return next(str(record[name]) for name in _RECIPE_KEYS if isinstance(record.get(name), str))
+
+
+def _recipe_and_data_version(record: Mapping[str, Any]) -> list[str]:
+    """The fingerprints a stored record is known by (besides its key)."""
+    return [
+        value
+        for name in (*_RECIPE_KEYS, *_DATA_VERSION_KEYS)
+        if isinstance(value := record.get(name), str)
+    ]
 
 
 main.add_command(hub_group)

@@ -319,7 +319,7 @@ def test_why_it_ran_works_across_processes_and_in_hash_explain(
     assert f"Ran long_docs because {expected}." in _messages(instance, runs[0].run_id)
 
     explained = CliRunner().invoke(
-        main, ["hash", "explain", first[:12], second[:12], "--dir", str(storage)]
+        main, ["hash", "explain", first[:12], second[:12], "--store", str(storage)]
     )
     assert explained.exit_code == 0, explained.output
-    assert explained.output.splitlines()[1:] == [f"  - {expected}"]
+    assert explained.stdout.splitlines()[1:] == [f"  - {expected}"]
