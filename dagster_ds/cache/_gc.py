@@ -4,7 +4,10 @@ What counts as garbage in ``tmp/``: an item whose writer is known dead (same
 host, its pid gone or reused: the name records pid and process start), or, when
 that cannot be known (another host, a name we did not make), an item nothing
 under which was modified for ``older_than`` seconds. A live writer's folder is
-never removed, however old. On object stores an ``objects/<fp>/`` folder
+never removed, however old. A writer that takes over a fingerprint removes
+at once the folders its dead predecessors left for that fingerprint
+(`remove_dead_writers`), so a killed write's files do not outlive the next
+successful one. On object stores an ``objects/<fp>/`` folder
 without manifest.json is a killed writer's partial publish, removed by the same
 age rule while nobody holds its lock.
 
@@ -84,6 +87,25 @@ def clean_tmp(
                     removed.append(layout.entry(key))
             finally:
                 lock.release()
+    return removed
+
+
+def remove_dead_writers(layout: Layout, key: str) -> list[str]:
+    """Remove the ``tmp/`` folders of ``key``'s writers known to be dead; return their paths.
+
+    Called by a writer of ``key`` holding its lock, before it builds or publishes.
+    Only writers on this host can be known dead (pid gone, or reused by a later
+    process); a live writer's folder, or one on another host, stays for `clean_tmp`.
+    """
+    storage = layout.storage
+    removed: list[str] = []
+    for name in storage.listdir(layout.tmp):
+        if not name.startswith(f"{key}-"):
+            continue
+        owner = tmp_owner(name)
+        if owner is not None and owner.is_local and owner.is_dead():
+            storage.remove_tree(layout.tmp_item(name))
+            removed.append(layout.tmp_item(name))
     return removed
 
 

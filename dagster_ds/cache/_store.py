@@ -9,7 +9,7 @@ import secrets
 from collections.abc import Callable, Collection, Mapping
 
 from dagster_ds.cache._entry import CacheEntry
-from dagster_ds.cache._gc import DEFAULT_GRACE, GcReport, clean_tmp, collect
+from dagster_ds.cache._gc import DEFAULT_GRACE, GcReport, clean_tmp, collect, remove_dead_writers
 from dagster_ds.cache._json import JSONValue
 from dagster_ds.cache._layout import (
     MANIFEST,
@@ -38,7 +38,8 @@ class CacheStore:
     Layout under the root (a local folder or any fsspec URL)::
 
         objects/<fp[:2]>/<fp>/   data files, manifest.json (sizes, xxh3-128 checksums), last-used
-        tmp/                     entries being written (garbage if their writer died)
+        tmp/                     entries being written (garbage if their writer died, removed
+                                 by the next writer of that fingerprint on this host, or gc)
         quarantine/              corrupt entries, moved aside
         locks/  leases/          per-fingerprint build locks, reader leases
 
@@ -274,6 +275,8 @@ class CacheStore:
         # Publishing and evicting one fingerprint happen under its lock.
         lock = None if locked else self._acquire_lock(key)
         try:
+            if lock is not None:
+                remove_dead_writers(self._layout, key)
             return publish(self._reader, key, folder, manifest, data)
         finally:
             if lock is not None:
@@ -334,6 +337,7 @@ class CacheStore:
             entry = self._reader.open(key)  # built by another process while we waited?
             if entry is not None:
                 return entry
+            remove_dead_writers(self._layout, key)  # a killed builder's files, before ours
             return self._build(key, build, check_metadata(key, metadata), locked=True)
         finally:
             lock.release()

@@ -16,7 +16,11 @@ replaced by a short placeholder holding a content digest:
   buffers, independent of chunking (`_arrow.arrow_digest`);
 - numpy arrays: dtype, shape and bytes; compiled regexes: pattern and flags;
   paths: their class name and string;
-- modules: their name; code objects: their normalised fields.
+- modules from installed packages and the standard library: their name and
+  version; the user's own modules (passed as a value, bound in a closure or
+  read whole as a global): a digest of every name they define, hashed like a
+  function's globals (see `_HashContext.module_node`);
+- code objects: their normalised fields.
 
 Dict items and set elements are written in sorted order, and strings, bytes
 and tuples are never memoised, so equal values give equal bytes whatever
@@ -235,6 +239,8 @@ class _HashContext:
         if kind is _Undefined:
             return _placeholder("undefined", obj.name)  # type: ignore[attr-defined]
         if isinstance(obj, ModuleType):
+            if module_origin(obj.__name__).by_value:
+                return _placeholder("module", self.module_node(obj).digest)
             return _placeholder("module", _module_reference(obj.__name__))
         numpy = sys.modules.get("numpy")
         if numpy is not None and kind is numpy.ndarray and not obj.dtype.hasobject:  # type: ignore[attr-defined]
@@ -332,6 +338,30 @@ class _HashContext:
         node = HashNode("class", label, combine("class", components), components)
         return self._remember(cls, node)
 
+    def module_node(self, module: ModuleType) -> HashNode:
+        """The tree of a user module taken as a value: every name it defines.
+
+        A function given the module (``fn_kwargs={"mod": helpers}``, a closure
+        cell) may read any of its attributes, so all of them are hashed: its
+        functions and classes by value, its other values by content. Only the
+        import system's bookkeeping (``__file__``, ``__spec__``, ...) is left out.
+        """
+        remembered = self._nodes.get(id(module))
+        if remembered is not None:
+            return remembered
+        label = f"<module {module.__name__}>"
+        if id(module) in self._stack:
+            return leaf("module", label, f"recursive {module.__name__}")
+        with self._entering(module, label):
+            components: dict[str, HashNode] = {}
+            for name, value in sorted(vars(module).items()):
+                if name.startswith("__") and not isinstance(value, FunctionType):
+                    continue
+                part = f"attribute '{name}'"
+                components[part] = self._component(part, value)
+        node = HashNode("module", label, combine("module", components), components)
+        return self._remember(module, node)
+
     def _component(self, name: str, value: object) -> HashNode:
         self._path.append(name)
         try:
@@ -349,6 +379,8 @@ class _HashContext:
             return dict(self.function_node(value).components)  # type: ignore[arg-type]
         if isinstance(value, type) and module_origin(value.__module__).by_value:
             return dict(self.class_node(value).components)
+        if isinstance(value, ModuleType) and module_origin(value.__name__).by_value:
+            return dict(self.module_node(value).components)
         if isinstance(value, functools.partial):
             partial: functools.partial[Any] = value
             parts = {"function": self._component("function", partial.func)}
@@ -454,6 +486,8 @@ def _label(value: object) -> str:
         return f"<function {value.__qualname__}>"
     if isinstance(value, type):
         return f"<class {value.__qualname__}>"
+    if isinstance(value, ModuleType):
+        return f"<module {value.__name__}>"
     if isinstance(value, functools.partial):
         return f"<partial {_label(value.func)}>"  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
     text = repr(value) if type(value) in _ATOMIC else f"<{type(value).__qualname__}>"
@@ -469,6 +503,8 @@ def _kind(value: object) -> str:
         return "partial"
     if isinstance(value, MethodType):
         return "method"
+    if isinstance(value, ModuleType):
+        return "module"
     return "value"
 
 

@@ -19,7 +19,7 @@ import ipaddress
 import os
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from urllib.parse import urlsplit
 
 from dagster_ds.errors import (
@@ -39,6 +39,8 @@ LIBRARY = "dagster_ds"
 # What this package sends a local Hub when no token is given (any-token mode accepts it).
 LOCAL_HUB_TOKEN = "dagster-ds-local-hub"
 REPO_NAME_MAX = 96
+#: What a request needs of its token: reads need read access, pushes write access.
+Access = Literal["read", "write"]
 _REPO_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
 
@@ -167,18 +169,39 @@ class HubClient:
         """The web address of a dataset repository on this endpoint."""
         return f"{self.endpoint}/datasets/{repo_id}"
 
+    @property
+    def has_token(self) -> bool:
+        """Whether requests carry a token of the user's (not the local Hub placeholder)."""
+        if self._token is not None:
+            return self._token != LOCAL_HUB_TOKEN
+        from huggingface_hub import get_token
+
+        return get_token() is not None
+
     @contextlib.contextmanager
-    def errors(self, action: str, repo_id: str, revision: str | None = None) -> Iterator[None]:
-        """Turn ``huggingface_hub`` errors raised inside into `HubRequestError` subclasses."""
+    def errors(
+        self, action: str, repo_id: str, revision: str | None = None, *, access: Access
+    ) -> Iterator[None]:
+        """Turn ``huggingface_hub`` errors raised inside into `HubRequestError` subclasses.
+
+        ``access`` is what the requests inside need of the token (``"read"`` for a
+        load, ``"write"`` for a push): a refusal asks for a token with that access.
+        """
         try:
             yield
         except DagsterDsError:
             raise
         except Exception as error:
-            self.raise_translated(error, action, repo_id, revision)
+            self.raise_translated(error, action, repo_id, revision, access=access)
 
     def raise_translated(
-        self, error: Exception, action: str, repo_id: str, revision: str | None
+        self,
+        error: Exception,
+        action: str,
+        repo_id: str,
+        revision: str | None,
+        *,
+        access: Access,
     ) -> NoReturn:
         """Raise the `HubRequestError` that explains ``error`` (from ``huggingface_hub``)."""
         from huggingface_hub import errors as hf_errors
@@ -193,9 +216,15 @@ class HubClient:
                 "repo_type='dataset')), or create the branch first with HfApi().create_branch()."
             ) from error
         if status in (401, 403) or isinstance(error, hf_errors.LocalTokenNotFoundError):
+            refusal = (
+                "the Hub refused the token"
+                if self.has_token
+                else f"the Hub needs a token to {'read' if access == 'read' else 'write to'} "
+                "this repository, and none was given"
+            )
             raise HubAuthError(
-                f"{where}: the Hub refused the token (HTTP {status}: {detail}). Pass a valid "
-                "token with write access (token=... or HF_TOKEN), or check the endpoint."
+                f"{where}: {refusal} (HTTP {status}: {detail}). Pass a valid token with "
+                f"{access} access (token=... or HF_TOKEN), or check the endpoint."
             ) from error
         if isinstance(error, hf_errors.RepositoryNotFoundError):
             hint = (

@@ -98,7 +98,7 @@ def resolve_hub_dataset(
     """
     check_repo_id(repo_id)
     client = HubClient(endpoint, token)
-    with client.errors("load_dataset", repo_id, revision):
+    with client.errors("load_dataset", repo_id, revision, access="read"):
         info = client.api.dataset_info(repo_id, revision=revision)
         commit = info.sha or ""
         files = [sibling.rfilename for sibling in info.siblings or []]

@@ -197,7 +197,7 @@ def push_splits(
     client = HubClient(target.endpoint, target.token)
     branch = target.revision or "main"
     names = tuple(source.name for source in sources)
-    with client.errors("push_to_hub", target.repo_id, target.revision):
+    with client.errors("push_to_hub", target.repo_id, target.revision, access="write"):
         repo_id = _ensure_repo(client, target)
         head = client.api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha or ""
         state = _read_state(client, repo_id, head, target.directory)

@@ -129,7 +129,7 @@ def _chunk_in_process(payload: bytes) -> list[Uploaded]:
     """A chunk in a worker process; Hub errors come back as our (picklable) errors."""
     plan, chunk = dill.loads(payload)
     client = HubClient(plan.endpoint, plan.token)
-    with client.errors("push_to_hub", plan.repo_id, plan.revision):
+    with client.errors("push_to_hub", plan.repo_id, plan.revision, access="write"):
         return upload_chunk(plan, chunk, client, None)
 
 
@@ -144,7 +144,7 @@ def _chunk(work: tuple[UploadPlan, Sequence[ShardJob]]) -> list[Uploaded]:
     with tempfile.TemporaryDirectory(prefix="dagster_ds-push-") as folder:
         here = dataclasses.replace(plan, folder=folder)
         client = HubClient(plan.endpoint, plan.token)
-        with client.errors("push_to_hub", plan.repo_id, plan.revision):
+        with client.errors("push_to_hub", plan.repo_id, plan.revision, access="write"):
             return upload_chunk(here, chunk, client, None)
 
 

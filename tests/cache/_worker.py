@@ -106,6 +106,30 @@ def hang_in_build(spec: str, fingerprint: str, lock_mode: str, stale_after: str)
     store.get_or_create(fingerprint, build)
 
 
+def write_and_wait(spec: str, fingerprint: str, how: str) -> None:
+    """Write part of an entry (through get_or_create or a writer), say "written", wait for
+    stdin to close, then finish and print the published entry's fingerprint."""
+    store = open_store(spec)
+    data = entry_content(fingerprint)
+
+    def build(writer: EntryWriter) -> None:
+        name, first = next(iter(data.items()))
+        with writer.open(name) as file:
+            file.write(first)
+        print("written", flush=True)
+        sys.stdin.read()
+        for name, rest in list(data.items())[1:]:
+            writer.write_bytes(name, rest)
+
+    if how == "get-or-create":
+        entry = store.get_or_create(fingerprint, build)
+    else:
+        with store.writer(fingerprint) as writer:
+            build(writer)
+        entry = writer.entry
+    print("published", entry.fingerprint, flush=True)
+
+
 def hold(spec: str, fingerprint: str, lock_mode: str = "auto") -> None:
     """Look an entry up, memory-map its first file, and hold it until stdin closes."""
     import mmap
@@ -135,6 +159,8 @@ def main(argv: list[str]) -> None:
         get_or_create(*args)
     elif command == "hang-in-build":
         hang_in_build(*args)
+    elif command == "write-and-wait":
+        write_and_wait(*args)
     elif command == "hold":
         hold(*args)
     elif command == "write-without-caching":

@@ -6,6 +6,7 @@ import multiprocessing
 import os
 import random
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,9 +15,15 @@ import pytest
 
 from dagster_ds.cache import CacheStore
 from dagster_ds.errors import CacheMetadataError, CacheWriterError, InvalidFingerprintError
-from tests.cache._worker import entry_content, fingerprint_for, open_store, write_forever
+from tests.cache._worker import (
+    entry_content,
+    fingerprint_for,
+    open_store,
+    write_entry,
+    write_forever,
+)
 
-from .conftest import fingerprint
+from .conftest import fingerprint, start_worker
 
 DATA = "data-00000-of-00001.arrow"
 
@@ -275,3 +282,68 @@ def test_kill_9_at_random_moments_never_leaves_a_partial_entry(tmp_path: Path) -
 def test_kill_9_on_an_object_store_never_leaves_a_partial_entry(tmp_path: Path) -> None:
     # The same, through fsspec without atomic directory rename: manifest.json is the commit point.
     _kill_writers_at_random(f"dirfs:{tmp_path / 'cache'}", rounds=12, seed=7)
+
+
+# -- a dead writer's tmp/ folder, taken over ----------------------------------------------------
+
+
+def _tmp_items(spec: str) -> list[str]:
+    tmp = Path(spec.removeprefix("dirfs:")) / "tmp"
+    return sorted(os.listdir(tmp)) if tmp.exists() else []
+
+
+def _start_writer(spec: str, fp: str, how: str) -> subprocess.Popen[str]:
+    writer = start_worker("write-and-wait", spec, fp, how)
+    assert writer.stdout is not None
+    line = writer.stdout.readline()
+    assert line == "written\n", f"{line!r}: {writer.stderr.read() if writer.stderr else ''}"
+    return writer
+
+
+@pytest.mark.parametrize("how", ["get-or-create", "writer"])
+@pytest.mark.parametrize("backend", ["local", "object-store"])
+def test_the_next_writer_of_a_fingerprint_removes_a_killed_writer_s_files(
+    tmp_path: Path, backend: str, how: str
+) -> None:
+    spec = str(tmp_path / "cache") if backend == "local" else f"dirfs:{tmp_path / 'cache'}"
+    fp = fingerprint(21)
+    killed = _start_writer(spec, fp, how)
+    killed.send_signal(signal.SIGKILL)
+    killed.communicate()
+    (left,) = _tmp_items(spec)
+    assert left.startswith(f"{fp}-{killed.pid}_")
+    store = open_store(spec)
+    if how == "get-or-create":
+        store.get_or_create(fp, write_entry).close()
+    else:
+        with store.writer(fp) as writer:
+            write_entry(writer)
+        writer.entry.close()
+    assert _tmp_items(spec) == []  # without waiting for gc
+
+
+@pytest.mark.parametrize("how", ["get-or-create", "writer"])
+def test_a_live_concurrent_writer_s_files_are_never_removed(tmp_path: Path, how: str) -> None:
+    spec = str(tmp_path / "cache")
+    fp = fingerprint(22)
+    live = _start_writer(spec, fp, "writer")
+    try:
+        (live_folder,) = _tmp_items(spec)
+        written = sorted(os.listdir(Path(spec) / "tmp" / live_folder))
+        store = open_store(spec)
+        if how == "get-or-create":
+            store.get_or_create(fp, write_entry).close()
+        else:
+            with store.writer(fp) as writer:
+                write_entry(writer)
+            writer.entry.close()
+        assert _tmp_items(spec) == [live_folder]
+        assert sorted(os.listdir(Path(spec) / "tmp" / live_folder)) == written
+        out, err = live.communicate(input="", timeout=60)
+    finally:
+        if live.poll() is None:
+            live.kill()
+            live.communicate()
+    assert live.returncode == 0, err
+    assert out.splitlines()[-1] == f"published {fp}"
+    assert _tmp_items(spec) == []

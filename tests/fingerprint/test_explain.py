@@ -104,3 +104,14 @@ def test_explain_two_cached_results_by_fingerprint() -> None:
     missing = CliRunner().invoke(main, ["hash", "explain", "0" * 32, two.fingerprint])
     assert missing.exit_code != 0
     assert "dagster-ds cache ls" in missing.output
+
+
+def test_explains_a_changed_attribute_of_a_module_argument() -> None:
+    import types
+
+    module = types.ModuleType("user_explained_module")
+    module.MIN_LEN = 3  # type: ignore[attr-defined]
+    module.clean = _long_words  # type: ignore[attr-defined]
+    before = Hasher.describe(module)
+    module.MIN_LEN = 4  # type: ignore[attr-defined]
+    assert _paths(before, module) == [("attribute 'MIN_LEN'",)]

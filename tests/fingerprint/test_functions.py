@@ -241,3 +241,73 @@ def test_an_abstract_base_class_of_the_users_hashes_by_its_code() -> None:
     assert Hasher.hash(Strict()) == before
     Strict.threshold = 3
     assert Hasher.hash(Strict()) != before
+
+
+MODULE_ARGUMENT_RUN = """
+import json
+
+import helpers
+from dagster_ds import Dataset
+
+
+def flag(example, mod):
+    return {"long": len(example["text"]) >= mod.MIN_LEN}
+
+
+def make_flag(mod):
+    def flag_with(example):
+        return {"long": len(example["text"]) >= mod.MIN_LEN}
+
+    return flag_with
+
+
+ds = Dataset.from_dict({"text": ["ab", "abcd", "abcdef"]})
+print(json.dumps({
+    "argument": ds.map(flag, fn_kwargs={"mod": helpers})["long"][:],
+    "closure": ds.map(make_flag(helpers))["long"][:],
+}))
+"""
+
+
+def test_a_user_module_passed_to_map_is_hashed_by_value_across_processes(
+    run_python: RunPython, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "helpers.py").write_text("MIN_LEN = 3\n")
+    before = json.loads(run_python(MODULE_ARGUMENT_RUN, path=[project]))
+    assert before == {"argument": [False, True, True], "closure": [False, True, True]}
+    (project / "helpers.py").write_text("MIN_LEN = 5\n")
+    after = json.loads(run_python(MODULE_ARGUMENT_RUN, path=[project]))
+    assert after == {"argument": [False, False, True], "closure": [False, False, True]}
+
+
+def test_a_user_module_hashes_by_every_name_it_defines_an_installed_one_by_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    module = types.ModuleType("user_settings_module")
+    module.MIN_LEN = 3  # type: ignore[attr-defined]
+    before = Hasher.hash({"mod": module})
+    module.MIN_LEN = 4  # type: ignore[attr-defined]
+    changed = Hasher.hash({"mod": module})
+    module.MIN_LEN = 3  # type: ignore[attr-defined]
+    assert changed != before
+    assert Hasher.hash({"mod": module}) == before
+    module.__doc__ = "documentation is not behaviour"
+    assert Hasher.hash({"mod": module}) == before
+    installed = Hasher.hash(textwrap)
+    monkeypatch.setattr(textwrap, "_whitespace", " ")
+    assert Hasher.hash(textwrap) == installed
+
+
+def test_user_modules_that_import_each_other_hash() -> None:
+    import types
+
+    first, second = types.ModuleType("user_cycle_a"), types.ModuleType("user_cycle_b")
+    first.other, second.other = second, first  # type: ignore[attr-defined]
+    first.value = 1  # type: ignore[attr-defined]
+    before = Hasher.hash(first)
+    second.value = 2  # type: ignore[attr-defined]
+    assert Hasher.hash(first) != before

@@ -57,13 +57,25 @@ def test_a_missing_or_wrong_token_is_refused_and_nothing_is_created(
     secured_hub: LocalHubServer,
 ) -> None:
     ds = Dataset.from_dict({"a": [1, 2]})
-    for token in (None, WRONG):
-        with pytest.raises(HubAuthError, match="refused the token") as raised:
+    for token, refusal in ((None, "needs a token to write"), (WRONG, "refused the token")):
+        with pytest.raises(HubAuthError, match=refusal) as raised:
             ds.push_to_hub("user/locked", token=token, endpoint=secured_hub.endpoint)
         assert isinstance(raised.value, PermissionError)
-        with pytest.raises(HubAuthError):
-            load_dataset("user/locked", split="train", token=token, endpoint=secured_hub.endpoint)
+        assert "token with write access" in str(raised.value)
     assert repos(secured_hub) == []
+
+
+def test_a_read_refused_for_its_token_asks_for_read_access(secured_hub: LocalHubServer) -> None:
+    Dataset.from_dict({"a": [1, 2]}).push_to_hub(
+        "user/locked", token=TOKEN, endpoint=secured_hub.endpoint, private=True
+    )
+    for token, refusal in ((None, "needs a token to read"), (WRONG, "refused the token")):
+        with pytest.raises(HubAuthError, match=refusal) as raised:
+            load_dataset("user/locked", split="train", token=token, endpoint=secured_hub.endpoint)
+        assert "token with read access" in str(raised.value)
+        assert "write" not in str(raised.value)
+    loaded = load_dataset("user/locked", split="train", token=TOKEN, endpoint=secured_hub.endpoint)
+    assert loaded["a"][:] == [1, 2]
 
 
 def test_a_revision_that_does_not_exist_is_refused_and_nothing_is_created(

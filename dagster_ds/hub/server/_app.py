@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
@@ -20,6 +21,26 @@ from dagster_ds.hub.server._settings import HubSettings
 from dagster_ds.hub.server._store import HubStore
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE"]
+
+
+class _AnyPath(Convertor[str]):
+    """Every path, control characters included.
+
+    Starlette's ``path`` convertor (``.*``) stops at a decoded newline, and a
+    request for ``/branch/a%0Ab`` would get Starlette's bare 404 instead of
+    reaching `dispatch`, which answers what is wrong with the name.
+    """
+
+    regex = "(?s:.*)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("dagster_ds_hub_path", _AnyPath())
 
 # Order matters only where patterns overlap: API routes first, then resolve URLs, then pages.
 ROUTES: list[Route] = [
@@ -117,4 +138,6 @@ def create_hub_app(
         sweeper.maybe_start()
         return await dispatch(request, hub, ROUTES)
 
-    return Starlette(routes=[StarletteRoute("/{path:path}", endpoint, methods=_METHODS)])
+    return Starlette(
+        routes=[StarletteRoute("/{path:dagster_ds_hub_path}", endpoint, methods=_METHODS)]
+    )

@@ -337,22 +337,3 @@ def ref_in_namespace(name: str, prefix: str, what: str) -> str:
     if not name:
         raise HubBadRequestError(f"The {what} name is empty.")
     return prefix + name
-
-
-def validate_branch_name(name: str) -> str:
-    """Check a new branch or tag name (git's rules, simplified)."""
-    bad = (
-        not name
-        or name.startswith(("refs/", "/", "-"))
-        or name.endswith(("/", ".", ".lock"))
-        or ".." in name
-        or "//" in name
-        or COMMIT_ID.match(name)
-        or any(c in name for c in " ~^:?*[\\\0@{")
-    )
-    if bad:
-        raise HubBadRequestError(
-            f"Invalid branch or tag name {name!r}: use letters, digits, '-', '_', '.' and '/'"
-            " (not a 40-hex commit id, no '..', no trailing '/')."
-        )
-    return name

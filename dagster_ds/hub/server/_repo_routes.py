@@ -24,9 +24,9 @@ from dagster_ds.hub.server._objects import (
     Commit,
     RepoId,
     ref_in_namespace,
-    validate_branch_name,
 )
 from dagster_ds.hub.server._payload import boolean, json_object, text
+from dagster_ds.hub.server._ref_names import conflicting_ref, validate_ref_name
 from dagster_ds.hub.server._store import new_initial_commit
 
 _CARD_MAX_BYTES = 1 << 20
@@ -274,7 +274,7 @@ def _resolve_start(call: Call, repo: RepoId, revision: str | None) -> Commit:
 
 def create_branch(call: Call) -> Response:
     repo, _ = call.readable_repo()
-    branch = validate_branch_name(call.params["path"])
+    branch = validate_ref_name(call.params["path"], "branch")
     payload = json_body(call)
     if boolean(payload, "emptyBranch", "create_branch"):
         raise HubBadRequestError(
@@ -300,7 +300,7 @@ def delete_branch(call: Call) -> Response:
 def create_tag(call: Call) -> Response:
     repo, _ = call.readable_repo()
     payload = json_body(call)
-    tag = validate_branch_name(text(payload, "tag", "create_tag", default="") or "")
+    tag = validate_ref_name(text(payload, "tag", "create_tag", default="") or "", "tag")
     start = _resolve_start(call, repo, call.params["rev"])
     _set_new_ref(call, repo, f"refs/tags/{tag}", start.id, f"Tag {tag!r}")
     return JSONResponse({})
@@ -319,6 +319,13 @@ def _set_new_ref(call: Call, repo: RepoId, ref: str, commit_id: str, what: str) 
             raise HubConflictError(
                 f"{what} already exists in the {repo.describe()}: pass exist_ok=True or pick"
                 " another name."
+            )
+        conflict = conflicting_ref(ref, refs)
+        if conflict is not None:
+            raise HubConflictError(
+                f"{what} cannot be created in the {repo.describe()}: {conflict!r} exists, and"
+                " git cannot hold a ref beside refs below it ('a' and 'a/b'); pick another"
+                " name, like one with '-' instead of '/'."
             )
         return {**refs, ref: commit_id}
 
