@@ -22,6 +22,7 @@ _PACKAGES = (
     "dagster_ds.fingerprint",
     "dagster_ds.formats",
     "dagster_ds.load",
+    "dagster_ds.parallel",
     "dagster_ds.progress",
 )
 

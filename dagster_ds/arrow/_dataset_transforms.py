@@ -22,8 +22,8 @@ from dagster_ds.arrow._map import MapSpec, map_dataset  # loaded with the packag
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
     from dagster_ds.arrow._dict import DatasetDict
-    from dagster_ds.arrow._parallel import ShardExecutor
     from dagster_ds.features import Features
+    from dagster_ds.parallel import ShardExecutor
 
 
 class TransformMethods:

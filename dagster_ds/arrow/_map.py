@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink, read_ipc
-from dagster_ds.arrow._forked import in_processes
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._parallel import Recipe, ShardExecutor, run_shards
+from dagster_ds.arrow._parallel import Recipe, run_shards
 from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
@@ -26,6 +25,7 @@ from dagster_ds.formatting._outputs import (
     merge,
     per_example_output,
 )
+from dagster_ds.parallel import ShardExecutor, in_processes
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:

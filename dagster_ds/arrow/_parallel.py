@@ -6,30 +6,24 @@ user's function is inherited, never pickled. A worker that dies (killed,
 crashed, out of memory) fails the transform with `WorkerDiedError` naming
 what it was computing; nothing it wrote is published.
 
-Where the missing shards are computed is a `ShardExecutor`: `LocalProcesses`
-(forked workers) by default, or one made current by `use_executor` or given
+Where the missing shards are computed is a `ShardExecutor` (`dagster_ds.parallel`):
+forked workers by default, or one made current by ``with executor:`` or given
 to a call (`dagster_ds.distributed.DaskExecutor`). Planning stays here: the
 output shard fingerprints, which the store already holds, and reading the
 results back; an executor only computes `ShardWork` for the missing pieces:
 tables (`TableWork`: map, cast) or kept positions (`IndicesWork`: filter).
-Work that is not cached (the files of a sharded export or push) goes to an
-executor as `Sealed` calls (`ShardExecutor.run_calls`).
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar, Token
-from dataclasses import dataclass, field
-from typing import Any, Generic, Self, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-import dill
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
-from dagster_ds.arrow._forked import in_processes
 from dagster_ds.arrow._results import (
     Transform,
     open_table_shard,
@@ -40,9 +34,14 @@ from dagster_ds.arrow._results import (
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.cache import CacheEntry, CacheStore
 from dagster_ds.features import Features
+from dagster_ds.parallel import (
+    LocalProcesses,
+    ShardCounts,
+    ShardExecutor,
+    current_executor,
+    record_counts,
+)
 
-Item = TypeVar("Item")
-Result = TypeVar("Result")
 Output = TypeVar("Output")
 
 #: Makes the function that writes one shard's output: (shard, first row, processes) -> write.
@@ -99,6 +98,10 @@ class ShardWork(abc.ABC, Generic[Output]):
     @abc.abstractmethod
     def open(self, entry: CacheEntry, store: CacheStore, shard: Shard) -> Output | None:
         """The output stored in ``entry`` for the input ``shard``; None if it is unreadable."""
+
+    def describe(self, piece: Piece) -> str:
+        """``piece`` in errors: its input shard and first row."""
+        return f"shard {piece[0].fingerprint} (rows from {piece[1]})"
 
 
 @dataclass(frozen=True)
@@ -233,171 +236,6 @@ class _CountingSink:
         return getattr(self._sink, name)
 
 
-@dataclass
-class ShardCounts:
-    """How many output shards a run found in the store and how many it computed.
-
-    Attributes:
-        cached: Shards already in the store (not computed).
-        computed: Shards computed by this run.
-        elsewhere: Shards another process (a second driver) finished while this
-            run waited for them: neither found nor computed here.
-    """
-
-    cached: int = 0
-    computed: int = 0
-    elsewhere: int = 0
-
-    def add(self, other: ShardCounts) -> None:
-        self.cached += other.cached
-        self.computed += other.computed
-        self.elsewhere += other.elsewhere
-
-    @property
-    def total(self) -> int:
-        return self.cached + self.computed + self.elsewhere
-
-
-class ShardExecutor(abc.ABC):
-    """Where `run_shards` computes the output shards the store lacks.
-
-    Subclasses compute every piece of ``missing`` into ``store`` (which they
-    may reach by URL from other machines) and return the counts; they raise
-    if any piece failed, and nothing is published by the caller then.
-    """
-
-    #: Whether the executor runs the work whatever ``num_proc`` is (a cluster).
-    remote: bool = False
-    _default_tokens: list[Token[ShardExecutor | None]]
-
-    @abc.abstractmethod
-    def compute(
-        self, work: ShardWork, missing: Sequence[Piece], store: CacheStore, workers: int
-    ) -> ShardCounts:
-        """Compute the ``missing`` pieces of ``work`` into ``store``."""
-
-    def record(self, counts: ShardCounts) -> None:
-        """Told the counts of each `run_shards` call it served (found and computed)."""
-        del counts
-
-    def check_reach(self, what: str, path: str) -> None:
-        """Warn when the local ``path`` (the ``what``) is out of this executor's workers' reach."""
-        del what, path
-
-    def run_calls(
-        self,
-        function: Callable[[Item], Result],
-        items: Sequence[Item],
-        *,
-        what: Callable[[Item], str],
-        on_done: Callable[[Result], object] | None = None,
-    ) -> list[Result]:
-        """``function`` over ``items`` where this executor runs work; results in order.
-
-        What exports and pushes hand over, one call per output file (or group of
-        files): ``function`` is importable and the items pickle. This base runs
-        them here, one after the other; ``on_done`` is told each result as it
-        comes. ``what(item)`` names an item in errors.
-        """
-        del what
-        results: list[Result] = []
-        for item in items:
-            results.append(function(item))
-            if on_done is not None:
-                on_done(results[-1])
-        return results
-
-    def __enter__(self) -> Self:
-        """Make this the executor of every `run_shards` call in the block (this context)."""
-        self._tokens().append(_EXECUTOR.set(self))
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        _EXECUTOR.reset(self._tokens().pop())
-
-    def _tokens(self) -> list[Token[ShardExecutor | None]]:
-        tokens: list[Token[ShardExecutor | None]] | None = getattr(self, "_default_tokens", None)
-        if tokens is None:
-            tokens = []
-            self._default_tokens = tokens
-        return tokens
-
-    @property
-    def active(self) -> bool:
-        """Whether a ``with`` block of this executor is open."""
-        return bool(self._tokens())
-
-
-class LocalProcesses(ShardExecutor):
-    """Forked processes of this machine (``num_proc``): the default executor."""
-
-    def compute(
-        self, work: ShardWork, missing: Sequence[Piece], store: CacheStore, workers: int
-    ) -> ShardCounts:
-        counts = ShardCounts()
-        computed = in_processes(
-            work.compute,
-            missing,
-            min(workers, len(missing)) or 1,
-            what=lambda piece: f"shard {piece[0].fingerprint} (rows from {piece[1]})",
-        )
-        for ran in computed:
-            counts.computed += ran
-            counts.elsewhere += not ran
-        return counts
-
-
-@dataclass(frozen=True)
-class Sealed:
-    """One call as dill bytes (the function by reference, its argument by value), labelled.
-
-    Its repr shows only the label: what it carries (a Hub token, storage
-    options) never appears in a scheduler's or worker's log.
-    """
-
-    label: str
-    data: bytes = field(repr=False)
-
-    @classmethod
-    def of(cls, label: str, function: Callable[[Any], Any], argument: Any) -> Sealed:
-        return cls(label, dill.dumps((function, argument), recurse=True))
-
-    def __call__(self) -> Any:
-        function, argument = dill.loads(self.data)
-        return function(argument)
-
-
-def run_sealed(sealed: Sealed) -> Any:
-    """Run a `Sealed` call (what `ShardExecutor.run_calls` gets for exports and pushes)."""
-    return sealed()
-
-
-_EXECUTOR: ContextVar[ShardExecutor | None] = ContextVar("dagster_ds_executor", default=None)
-_COUNTERS: ContextVar[tuple[ShardCounts, ...]] = ContextVar("dagster_ds_counters", default=())
-
-
-def current_executor() -> ShardExecutor | None:
-    """The executor of the innermost ``with executor:`` block, if any."""
-    return _EXECUTOR.get()
-
-
-def remote_executor() -> ShardExecutor | None:
-    """The current executor if it runs work elsewhere (a cluster), else None."""
-    chosen = _EXECUTOR.get()
-    return chosen if chosen is not None and chosen.remote else None
-
-
-@contextmanager
-def counting_shards() -> Iterator[ShardCounts]:
-    """Count, over the block, the output shards found and computed by executors."""
-    counts = ShardCounts()
-    token = _COUNTERS.set((*_COUNTERS.get(), counts))
-    try:
-        yield counts
-    finally:
-        _COUNTERS.reset(token)
-
-
 def run_shards(
     pieces: Sequence[Piece],
     make_write: WriteFactory,
@@ -469,8 +307,7 @@ def run_work(
         counts.add((chosen or LocalProcesses()).compute(work, missing, store, workers))
     if chosen is not None:
         chosen.record(counts)
-    for counter in _COUNTERS.get():
-        counter.add(counts)
+    record_counts(counts)
     for _, _, transform in missing:
         found[transform.fingerprint] = store.lookup(transform.fingerprint)
     results: list[Output] = []

@@ -13,7 +13,7 @@ Example:
     ...     doubled = Dataset.from_dict({"a": [1, 2]}).map(lambda x: {"b": x["a"] * 2})
 """
 
-from dagster_ds.arrow._parallel import ShardCounts as ShardCounts
 from dagster_ds.distributed._executor import DaskExecutor as DaskExecutor
+from dagster_ds.parallel import ShardCounts as ShardCounts
 
 __all__ = ["DaskExecutor", "ShardCounts"]

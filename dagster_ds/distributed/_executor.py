@@ -11,12 +11,7 @@ import warnings
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from dagster_ds.arrow._parallel import (
-    Piece,
-    ShardCounts,
-    ShardExecutor,
-    ShardWork,
-)
+from dagster_ds.arrow._parallel import Piece, ShardWork
 from dagster_ds.cache import CacheStore
 from dagster_ds.cache._switch import current_root
 from dagster_ds.distributed._payload import Payload, digest, dumps
@@ -31,6 +26,7 @@ from dagster_ds.errors import (
     WorkerDiedError,
 )
 from dagster_ds.fingerprint import fingerprint_transform
+from dagster_ds.parallel import ShardCounts, ShardExecutor, Work
 from dagster_ds.progress import progress_bar
 
 Item = TypeVar("Item")
@@ -151,10 +147,12 @@ class DaskExecutor(ShardExecutor):
     # -- running --------------------------------------------------------------------------
 
     def compute(
-        self, work: ShardWork, missing: Sequence[Piece], store: CacheStore, workers: int
+        self, work: Work, missing: Sequence[Piece], store: CacheStore, workers: int
     ) -> ShardCounts:
         """Compute ``missing`` on the cluster; see the class docstring."""
         del workers  # the cluster's size decides
+        if not isinstance(work, ShardWork):
+            raise TypeError(f"DaskExecutor computes shards of map-style datasets, not {work!r}")
         client = self.client
         self._check_storage(store, client)
         root, options = _location(store)

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 import dill
 import pyarrow as pa
 
-from dagster_ds.arrow._parallel import Sealed, remote_executor, run_sealed
 from dagster_ds.hub._client import REPO_TYPE, HubClient
 from dagster_ds.hub._shards import ShardJob, SourceReader, WrittenShard, split_evenly, write_job
+from dagster_ds.parallel import Sealed, remote_executor, run_sealed
 
 if TYPE_CHECKING:
     from huggingface_hub import CommitOperationAdd

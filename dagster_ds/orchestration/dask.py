@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 from pydantic import PrivateAttr
 
-from dagster_ds.arrow._parallel import ShardCounts, counting_shards
 from dagster_ds.orchestration.metadata import DatasetMetadataKey as Key
+from dagster_ds.parallel import ShardCounts, counting_shards
 
 if TYPE_CHECKING:
     from dagster_ds.distributed import DaskExecutor

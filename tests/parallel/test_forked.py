@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dagster_ds.arrow._forked import in_processes
+from dagster_ds.parallel import in_processes
 from dagster_ds.errors import WorkerDiedError
 
 
@@ -120,7 +120,7 @@ def test_workers_exit_when_the_caller_is_killed(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import time
-        from dagster_ds.arrow._forked import in_processes
+        from dagster_ds.parallel import in_processes
 
         def wait(n):
             time.sleep(0.2)
