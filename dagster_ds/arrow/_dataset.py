@@ -327,8 +327,11 @@ class Dataset(
 
     @property
     def format(self) -> dict[str, Any]:
-        """The output format, as the anchor describes it."""
-        return self._output_format.as_dict()
+        """The output format, as the anchor describes it (``columns``: all, unless narrowed)."""
+        described = self._output_format.as_dict()
+        if described["columns"] is None:
+            described["columns"] = self.column_names
+        return described
 
     @property
     def cache_files(self) -> list[dict[str, str]]:
