@@ -65,8 +65,8 @@ def columns_to_batch(
     lengths = {name: len(values) for name, values in arrays.items()}
     if len(set(lengths.values())) > 1:
         raise TransformOutputError(
-            f"{where}: columns of unequal lengths {lengths}; every column of a batch must "
-            "have the same number of values."
+            f"Column lengths mismatch: {where}: columns of unequal lengths {lengths}; every "
+            "column of a batch must have the same number of values."
         )
     return pa.RecordBatch.from_pydict(arrays)
 
@@ -234,7 +234,8 @@ def merge(
         kept = [name for name in base.schema.names if name not in output.schema.names]
         if kept:
             raise TransformOutputError(
-                f"map returned {output.num_rows} rows for {inputs.num_rows} input rows ({where}), "
+                f"Column lengths mismatch: map returned {output.num_rows} rows for "
+                f"{inputs.num_rows} input rows ({where}), "
                 f"so input columns {kept} cannot be kept. Pass remove_columns={kept} (or "
                 "dataset.column_names) to drop them, or return as many rows as you get."
             )

@@ -47,6 +47,96 @@ CASES: dict[str, Callable[[ModuleType], Any]] = {
 }
 
 
+def _bool_classes(module: ModuleType) -> tuple[list[str], list[Any]]:
+    encoded = module.Dataset.from_dict({"b": [True, False, None, True]}).class_encode_column("b")
+    return encoded.features["b"].names, encoded["b"][:]
+
+
+CASES.update(
+    {
+        "class_encode bools": _bool_classes,
+        "repeat None": lambda m: _raised(lambda: m.Dataset.from_dict(DATA).repeat(None)),
+    }
+)
+
+
+def _raised(call: Callable[[], Any]) -> tuple[type[BaseException], ...]:
+    """The builtin exception classes ``call`` raises (ours also carry dagster_ds's)."""
+    try:
+        call()
+    except Exception as error:  # any error is the answer
+        return tuple(kind for kind in (ValueError, KeyError, TypeError) if isinstance(error, kind))
+    return ()
+
+
+@pytest.mark.parametrize(
+    ("call", "phrase"),
+    [
+        (
+            lambda m: list(
+                m.Dataset.from_dict(DATA)
+                .to_iterable_dataset()
+                .map(lambda b: {"a": [*b["a"], 4]}, batched=True)
+            ),
+            "Column lengths mismatch",
+        ),
+        (
+            lambda m: m.concatenate_datasets(
+                [m.Dataset.from_dict(DATA), m.Dataset.from_dict(DATA)], axis=1
+            ),
+            "duplicated",
+        ),
+        (
+            lambda m: m.concatenate_datasets(
+                [
+                    m.Dataset.from_dict(DATA).to_iterable_dataset(),
+                    m.Dataset.from_dict(DATA).to_iterable_dataset(),
+                ],
+                axis=1,
+            ),
+            "duplicated",
+        ),
+        (
+            lambda m: (
+                m.Dataset.from_dict({"l": [0] * 10 + [1]})
+                .class_encode_column("l")
+                .train_test_split(test_size=0.2, stratify_by_column="l", seed=0)
+            ),
+            "least populated class",
+        ),
+        (
+            lambda m: (
+                m.Dataset.from_dict({"l": [0, 0, 1, 1, 2, 2]})
+                .class_encode_column("l")
+                .train_test_split(test_size=2, stratify_by_column="l", seed=0)
+            ),
+            "greater or equal to the number of classes",
+        ),
+        (lambda m: m.Dataset.from_dict(DATA).repeat(None), "indefinite repetition"),
+    ],
+)
+def test_errors_carry_the_anchors_phrase(
+    datasets: ModuleType, call: Callable[[ModuleType], Any], phrase: str
+) -> None:
+    """Migrating code matches errors with ``pytest.raises(ValueError, match=...)``."""
+    with pytest.raises(ValueError, match=phrase):
+        call(datasets)
+    with pytest.raises(ValueError, match=phrase):
+        call(dagster_ds)
+
+
+@pytest.mark.parametrize(
+    "function", [lambda b: {"a": [*b["a"], 4]}, lambda b: {"n": [1], "m": [1, 2]}]
+)
+def test_a_batched_map_of_the_wrong_length_says_column_lengths_mismatch(
+    function: Callable[[dict[str, Any]], Any],
+) -> None:
+    """The anchor's streaming phrase; its map-style one (an `ArrowInvalid`) names no phrase."""
+    with pytest.raises(ValueError, match="Column lengths mismatch"):
+        dagster_ds.Dataset.from_dict(DATA).map(function, batched=True)
+
+
+# Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
     assert CASES[case](dagster_ds) == CASES[case](datasets)
