@@ -117,13 +117,26 @@ def mixed_as_json(values: list[Any]) -> Any:
 
 
 def _plain_values(values: Any) -> Any:
-    """``values`` with numpy arrays and torch tensors as Python lists (None: nothing to do)."""
+    """``values`` with numpy arrays and torch tensors in a form Arrow takes (None: no change).
+
+    Their dtype is kept (a float32 tensor makes a float32 column, as the anchor): Arrow
+    reads 1-D numpy arrays and numpy scalars with their type, so arrays of more
+    dimensions become lists of 1-D arrays.
+    """
     if _is_array_like(values):
-        array = _as_numpy(values)
-        return array if array.ndim <= 1 else array.tolist()
+        return _typed(_as_numpy(values))
     if isinstance(values, list | tuple) and any(_is_array_like(value) for value in values):
-        return [_as_numpy(value).tolist() if _is_array_like(value) else value for value in values]
+        return [_typed(_as_numpy(value)) if _is_array_like(value) else value for value in values]
     return None
+
+
+def _typed(array: Any) -> Any:
+    """A numpy array as Arrow takes it with its dtype: a scalar, a 1-D array, or a list."""
+    if array.ndim == 0:
+        return array[()]
+    if array.ndim == 1 or array.dtype == object:
+        return array
+    return [_typed(row) for row in array]
 
 
 def _is_array_like(value: Any) -> bool:

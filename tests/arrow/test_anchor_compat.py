@@ -136,6 +136,27 @@ def test_a_batched_map_of_the_wrong_length_says_column_lengths_mismatch(
         dagster_ds.Dataset.from_dict(DATA).map(function, batched=True)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda torch, b: {"t": [torch.ones(2, dtype=torch.float32) for _ in b["a"]]},
+        lambda torch, b: {"t": torch.ones((len(b["a"]), 2, 2), dtype=torch.float32)},
+        lambda torch, b: {"t": [torch.tensor(1.5, dtype=torch.float32) for _ in b["a"]]},
+        lambda torch, b: {"t": [torch.ones((2, 2), dtype=torch.int8) for _ in b["a"]]},
+    ],
+)
+def test_map_keeps_the_dtype_of_tensors(
+    datasets: ModuleType, make: Callable[[Any, dict[str, Any]], Any]
+) -> None:
+    torch = pytest.importorskip("torch")
+
+    def typed(module: ModuleType) -> str:
+        mapped = module.Dataset.from_dict(DATA).map(lambda b: make(torch, b), batched=True)
+        return str(mapped.features["t"])
+
+    assert typed(dagster_ds) == typed(datasets)
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
