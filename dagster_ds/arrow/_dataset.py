@@ -166,14 +166,22 @@ class Dataset(
         generator: Callable[..., Iterable[Mapping[str, Any]]],
         features: Features | None = None,
         gen_kwargs: Mapping[str, Any] | None = None,
-        split: str | None = None,
+        split: str | None = "train",
         writer_batch_size: int = _ITER_BATCH,
         cache_dir: str | os.PathLike[str] | None = None,
+        keep_in_memory: bool = False,
+        num_proc: int | None = None,
+        fingerprint: str | None = None,
     ) -> Dataset:
         """A dataset from a generator of rows, cached under the hash of the generator and kwargs.
 
         ``cache_dir`` is the cache the rows are stored in (and found in, by any process
-        given the same folder), instead of ``$DAGSTER_DS_CACHE``.
+        given the same folder), instead of ``$DAGSTER_DS_CACHE``. ``fingerprint`` (32
+        hexadecimal characters) names the result instead of that hash, as the anchor's;
+        ``keep_in_memory`` reads the rows into memory once stored; ``num_proc`` is
+        accepted and the generator runs once (the rows are the same). With ``features``,
+        values are cast to them (``"1"`` to an int), as the anchor. ``split`` defaults
+        to ``"train"``, as the anchor.
 
         Example:
             >>> def rows(n):
@@ -181,13 +189,15 @@ class Dataset(
             >>> Dataset.from_generator(rows, gen_kwargs={"n": 3}).num_rows
             3
         """
-        from dagster_ds.arrow._dataset_sources import in_cache_dir
+        from dagster_ds.arrow._dataset_sources import in_cache_dir, kept_in_memory
         from dagster_ds.arrow._sources import dataset_from_generator
 
+        del num_proc
         with in_cache_dir(cache_dir):
-            return dataset_from_generator(
-                cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size
+            dataset = dataset_from_generator(
+                generator, features, dict(gen_kwargs or {}), split, writer_batch_size, fingerprint
             )
+        return kept_in_memory(dataset) if keep_in_memory else dataset
 
     @classmethod
     def _derived(

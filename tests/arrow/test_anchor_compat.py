@@ -6,10 +6,13 @@ back; where we differ on purpose, the test asserts our documented behaviour inst
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 import dagster_ds
@@ -155,6 +158,87 @@ def test_map_keeps_the_dtype_of_tensors(
         return str(mapped.features["t"])
 
     assert typed(dagster_ds) == typed(datasets)
+
+
+def _rows() -> Iterator[dict[str, Any]]:
+    yield from ({"a": str(i), "f": i + 0.5, "s": f"r{i}"} for i in range(3))
+
+
+CAST = {"a": ("int64",), "f": ("float32",), "s": ("string",)}
+
+
+def _generated(module: ModuleType, **kwargs: Any) -> Any:
+    features = module.Features({name: module.Value(*args) for name, args in CAST.items()})
+    return module.Dataset.from_generator(_rows, features=features, **kwargs)
+
+
+CASES.update(
+    {
+        "from_generator casts to the features": lambda m: (
+            _generated(m).to_dict(),
+            str(_generated(m).features),
+        ),
+        "from_generator split": lambda m: (
+            str(_generated(m, split="test").split),
+            str(_generated(m).split),
+        ),
+        "from_generator fingerprint": lambda m: (
+            _generated(m, fingerprint="0123456789abcdef0123456789abcdef")._fingerprint
+        ),
+        "from_generator keep_in_memory": lambda m: (
+            _generated(m, keep_in_memory=True, num_proc=1).cache_files,
+            _generated(m, keep_in_memory=True).to_dict(),
+        ),
+    }
+)
+
+
+def test_from_generator_refuses_a_value_that_does_not_cast(datasets: ModuleType) -> None:
+    def rows() -> Iterator[dict[str, Any]]:
+        yield {"a": "x"}
+
+    features = {"a": "int64"}
+    with pytest.raises(Exception, match="generating the dataset"):
+        datasets.Dataset.from_generator(
+            rows, features=datasets.Features({k: datasets.Value(v) for k, v in features.items()})
+        )
+    with pytest.raises(dagster_ds.CastError, match="'x'"):
+        dagster_ds.Dataset.from_generator(
+            rows,
+            features=dagster_ds.Features({k: dagster_ds.Value(v) for k, v in features.items()}),
+        )
+
+
+@pytest.mark.parametrize("kind", ["csv", "json", "parquet", "text"])
+@pytest.mark.parametrize("splits", [False, True])
+def test_keep_in_memory_reads_the_rows_into_memory(
+    datasets: ModuleType, tmp_path: Path, kind: str, splits: bool
+) -> None:
+    path = tmp_path / f"data.{kind}"
+    rows = dagster_ds.Dataset.from_dict({"text": [f"line {i}" for i in range(2000)]})
+    if kind == "text":
+        path.write_text("".join(f"{text}\n" for text in rows["text"]))
+    else:
+        getattr(rows, f"to_{kind}")(str(path))
+
+    def load(module: ModuleType, keep_in_memory: bool) -> Any:
+        owner = module.DatasetDict if splits else module.Dataset
+        source: Any = {"train": str(path)} if splits else str(path)
+        loaded = getattr(owner, f"from_{kind}")(source, keep_in_memory=keep_in_memory)
+        return loaded["train"] if splits else loaded
+
+    for module in (datasets, dagster_ds):
+        gc.collect()  # what earlier tests left is freed now, not while we measure
+        before = pa.total_allocated_bytes()
+        mapped = load(module, keep_in_memory=False)
+        assert pa.total_allocated_bytes() == before
+        in_memory = load(module, keep_in_memory=True)
+        assert pa.total_allocated_bytes() > before
+        assert in_memory.cache_files == []
+        assert in_memory.to_dict() == mapped.to_dict()
+        if module is dagster_ds:
+            assert in_memory.fingerprint == mapped.fingerprint
+        del mapped, in_memory  # freed now, not while the next module is measured
 
 
 # Last: every module-level case above is in CASES by now.
