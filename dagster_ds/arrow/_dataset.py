@@ -413,21 +413,27 @@ class Dataset(
         self, batch_size: int | None = None, batched: bool = False
     ) -> pd.DataFrame | Iterator[pd.DataFrame]:
         """The whole dataset as a pandas DataFrame, or (``batched``) one per ``batch_size`` rows."""
+        from dagster_ds.arrow._exports import as_pandas
+
         if batched:
-            return (table.to_pandas() for table in self._iter_tables(batch_size or _ITER_BATCH))
-        return self._read(slice(None)).to_pandas()
+            return (as_pandas(table) for table in self._iter_tables(batch_size or _ITER_BATCH))
+        return as_pandas(self._read(slice(None)))
 
     def to_dict(
         self, batch_size: int | None = None, batched: bool = False
     ) -> dict[str, list[Any]] | Iterator[dict[str, list[Any]]]:
         """The whole dataset as a dict of Python lists, or (``batched``) one per batch."""
+        from dagster_ds.arrow._exports import as_pydict
+
         if batched:
-            return (table.to_pydict() for table in self._iter_tables(batch_size or _ITER_BATCH))
-        return self._read(slice(None)).to_pydict()
+            return (as_pydict(table) for table in self._iter_tables(batch_size or _ITER_BATCH))
+        return as_pydict(self._read(slice(None)))
 
     def to_list(self) -> list[dict[str, Any]]:
-        """The whole dataset as a list of Python dicts."""
-        return self._read(slice(None)).to_pylist()
+        """The whole dataset as a list of Python dicts (`Json` values decoded, as the anchor)."""
+        from dagster_ds.arrow._exports import as_pylist
+
+        return as_pylist(self._read(slice(None)))
 
     def _read(self, key: int | slice | Sequence[int]) -> pa.Table:
         """The rows at ``key`` (logical positions) as an Arrow table."""

@@ -241,6 +241,35 @@ def test_keep_in_memory_reads_the_rows_into_memory(
         del mapped, in_memory  # freed now, not while the next module is measured
 
 
+JSON_VALUES = [{"a": 1}, {"a": {"b": {"c": 1}}, "d": [2, {"e": 3}]}, None, [1, {"a": 2}]]
+
+
+def _json_dataset(module: ModuleType) -> Any:
+    features = module.Features(
+        {"j": module.Json(), "l": module.List(module.Json()), "s": {"k": module.Json()}}
+    )
+    columns = {
+        "j": JSON_VALUES,
+        "l": [[value] for value in JSON_VALUES],
+        "s": [{"k": value} for value in JSON_VALUES],
+    }
+    return module.Dataset.from_dict(columns, features=features)
+
+
+CASES.update(
+    {
+        "Json to_list": lambda m: _json_dataset(m).to_list(),
+        "Json to_dict": lambda m: _json_dataset(m).to_dict(),
+        "Json to_dict batched": lambda m: list(
+            _json_dataset(m).to_dict(batch_size=3, batched=True)
+        ),
+        "Json to_pandas": lambda m: _json_dataset(m).to_pandas().to_dict("list"),
+        "Json rows": lambda m: [_json_dataset(m)[i] for i in range(4)],
+        "Json column": lambda m: _json_dataset(m)["j"][:],
+    }
+)
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
