@@ -6,6 +6,7 @@ back; where we differ on purpose, the test asserts our documented behaviour inst
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -266,6 +267,23 @@ CASES.update(
         "Json to_pandas": lambda m: _json_dataset(m).to_pandas().to_dict("list"),
         "Json rows": lambda m: [_json_dataset(m)[i] for i in range(4)],
         "Json column": lambda m: _json_dataset(m)["j"][:],
+    }
+)
+
+
+def _label_storage(module: ModuleType) -> list[Any]:
+    label = module.ClassLabel(names=["neg", "pos"])
+    arrays = [pa.array(["pos", None, "neg"]), pa.array([0, 1]), pa.array(["1"])]
+    return [label.cast_storage(array).to_pylist() for array in arrays]
+
+
+CASES.update(
+    {
+        "ClassLabel.cast_storage": _label_storage,
+        "ClassLabel.cast_storage refuses": lambda m: [
+            _raised(functools.partial(m.ClassLabel(names=["neg"]).cast_storage, array))
+            for array in (pa.array([3]), pa.array(["nope"]))
+        ],
     }
 )
 
