@@ -177,10 +177,16 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 
 
 def example_outputs(results: Sequence[Any], first_index: int) -> pa.RecordBatch | None:
-    """The batch made from one output dict per example (None when every output is None)."""
+    """The batch made from one output dict per example.
+
+    None (no update) when every output is None, or an empty dict (nothing to add or
+    change: the input rows, as the anchor).
+    """
     first = results[0] if results else None
     if type(first) is dict:  # the common case, checked at C speed (no Python loop)
         keys = list(first)
+        if not keys and not any(results):
+            return None
         if set(map(type, results)) == {dict} and set(map(len, results)) == {len(keys)}:
             try:  # as many keys as the first and all of its keys: the same keys
                 columns = {key: list(map(operator.itemgetter(key), results)) for key in keys}

@@ -288,6 +288,20 @@ CASES.update(
 )
 
 
+CASES.update(
+    {
+        "map returning {} for every example": lambda m: (
+            m.Dataset.from_dict(DATA).map(lambda example: {}).to_dict()
+        ),
+        "map returning the mutated example without a removed column": lambda m: (
+            m.Dataset.from_dict(DATA)
+            .map(lambda example: {**example, "n": 1}, remove_columns=["s"])
+            .to_dict()
+        ),
+    }
+)
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
