@@ -84,8 +84,9 @@ def concatenate_datasets(
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise DuplicateColumnError(
-                f"concatenate_datasets(axis=1): column(s) {duplicates} appear in more than one "
-                "dataset; rename or remove them first (rename_column, remove_columns)."
+                f"concatenate_datasets(axis=1): column(s) {duplicates} are duplicated (they "
+                "appear in more than one dataset); rename or remove them first "
+                "(rename_column, remove_columns)."
             )
         node = HorizontalConcat(tuple(d._node for d in streams))  # pyright: ignore[reportPrivateUsage]
         merged = Features({name: feature for f in features for name, feature in f.items()})

@@ -91,8 +91,9 @@ def _check_side_by_side(datasets: Sequence[Dataset]) -> None:
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise DuplicateColumnError(
-            f"concatenate_datasets(axis=1): column(s) {duplicates} appear in more than one "
-            "dataset; rename or remove them first (rename_column, remove_columns)."
+            f"concatenate_datasets(axis=1): column(s) {duplicates} are duplicated (they "
+            "appear in more than one dataset); rename or remove them first "
+            "(rename_column, remove_columns)."
         )
 
 

@@ -166,14 +166,22 @@ class Dataset(
         generator: Callable[..., Iterable[Mapping[str, Any]]],
         features: Features | None = None,
         gen_kwargs: Mapping[str, Any] | None = None,
-        split: str | None = None,
+        split: str | None = "train",
         writer_batch_size: int = _ITER_BATCH,
         cache_dir: str | os.PathLike[str] | None = None,
+        keep_in_memory: bool = False,
+        num_proc: int | None = None,
+        fingerprint: str | None = None,
     ) -> Dataset:
         """A dataset from a generator of rows, cached under the hash of the generator and kwargs.
 
         ``cache_dir`` is the cache the rows are stored in (and found in, by any process
-        given the same folder), instead of ``$DAGSTER_DS_CACHE``.
+        given the same folder), instead of ``$DAGSTER_DS_CACHE``. ``fingerprint`` (32
+        hexadecimal characters) names the result instead of that hash, as the anchor's;
+        ``keep_in_memory`` reads the rows into memory once stored; ``num_proc`` is
+        accepted and the generator runs once (the rows are the same). With ``features``,
+        values are cast to them (``"1"`` to an int), as the anchor. ``split`` defaults
+        to ``"train"``, as the anchor.
 
         Example:
             >>> def rows(n):
@@ -181,13 +189,15 @@ class Dataset(
             >>> Dataset.from_generator(rows, gen_kwargs={"n": 3}).num_rows
             3
         """
-        from dagster_ds.arrow._dataset_sources import in_cache_dir
+        from dagster_ds.arrow._dataset_sources import in_cache_dir, kept_in_memory
         from dagster_ds.arrow._sources import dataset_from_generator
 
+        del num_proc
         with in_cache_dir(cache_dir):
-            return dataset_from_generator(
-                cls, generator, features, dict(gen_kwargs or {}), split, writer_batch_size
+            dataset = dataset_from_generator(
+                generator, features, dict(gen_kwargs or {}), split, writer_batch_size, fingerprint
             )
+        return kept_in_memory(dataset) if keep_in_memory else dataset
 
     @classmethod
     def _derived(
@@ -327,8 +337,11 @@ class Dataset(
 
     @property
     def format(self) -> dict[str, Any]:
-        """The output format, as the anchor describes it."""
-        return self._output_format.as_dict()
+        """The output format, as the anchor describes it (``columns``: all, unless narrowed)."""
+        described = self._output_format.as_dict()
+        if described["columns"] is None:
+            described["columns"] = self.column_names
+        return described
 
     @property
     def cache_files(self) -> list[dict[str, str]]:
@@ -400,21 +413,27 @@ class Dataset(
         self, batch_size: int | None = None, batched: bool = False
     ) -> pd.DataFrame | Iterator[pd.DataFrame]:
         """The whole dataset as a pandas DataFrame, or (``batched``) one per ``batch_size`` rows."""
+        from dagster_ds.arrow._exports import as_pandas
+
         if batched:
-            return (table.to_pandas() for table in self._iter_tables(batch_size or _ITER_BATCH))
-        return self._read(slice(None)).to_pandas()
+            return (as_pandas(table) for table in self._iter_tables(batch_size or _ITER_BATCH))
+        return as_pandas(self._read(slice(None)))
 
     def to_dict(
         self, batch_size: int | None = None, batched: bool = False
     ) -> dict[str, list[Any]] | Iterator[dict[str, list[Any]]]:
         """The whole dataset as a dict of Python lists, or (``batched``) one per batch."""
+        from dagster_ds.arrow._exports import as_pydict
+
         if batched:
-            return (table.to_pydict() for table in self._iter_tables(batch_size or _ITER_BATCH))
-        return self._read(slice(None)).to_pydict()
+            return (as_pydict(table) for table in self._iter_tables(batch_size or _ITER_BATCH))
+        return as_pydict(self._read(slice(None)))
 
     def to_list(self) -> list[dict[str, Any]]:
-        """The whole dataset as a list of Python dicts."""
-        return self._read(slice(None)).to_pylist()
+        """The whole dataset as a list of Python dicts (`Json` values decoded, as the anchor)."""
+        from dagster_ds.arrow._exports import as_pylist
+
+        return as_pylist(self._read(slice(None)))
 
     def _read(self, key: int | slice | Sequence[int]) -> pa.Table:
         """The rows at ``key`` (logical positions) as an Arrow table."""

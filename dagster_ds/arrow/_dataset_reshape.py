@@ -78,14 +78,23 @@ class ReshapeMethods:
         )
         return _same_format(flat, dataset)
 
-    def repeat(self, num_times: int) -> Dataset:
+    def repeat(self, num_times: int | None) -> Dataset:
         """The rows ``num_times`` times over (an indices mapping: no data is copied).
+
+        ``None`` (repeat forever) is for `IterableDataset.repeat`; here it raises a
+        ``ValueError``, as the anchor.
 
         Example:
             >>> Dataset.from_dict({"a": [1, 2]}).repeat(2)["a"][:]
             [1, 2, 1, 2]
         """
         dataset = _as_dataset(self)
+        if num_times is None:
+            raise InvalidArgumentError(
+                "repeat(None): Map style datasets do not support indefinite repetition. "
+                "Give a number of repetitions, or repeat a stream: "
+                "dataset.to_iterable_dataset().repeat(None)."
+            )
         if num_times < 0:
             raise InvalidArgumentError(
                 f"repeat(num_times={num_times!r}): give 0 or more repetitions."
@@ -128,7 +137,7 @@ class ReshapeMethods:
             >>> ds.features["c"].names, ds["c"][:]
             (['a', 'b'], [1, 0, 1])
         """
-        from dagster_ds.features import ClassLabel, Value
+        from dagster_ds.features import ClassLabel, Features, Value
 
         dataset = _as_dataset(self)
         dataset._require_columns([column], "class_encode_column")  # pyright: ignore[reportPrivateUsage]
@@ -140,9 +149,18 @@ class ReshapeMethods:
                 f"class_encode_column({column!r}): the column is {feature}, not a Value; only "
                 "columns of plain values (strings, numbers, booleans) can be class-encoded."
             )
-        texts = (
-            dataset if feature.dtype == "string" else dataset.cast_column(column, Value("string"))
-        )
+        if feature.dtype == "bool":  # Python's str(): "False", "True" (as the anchor)
+            texts = dataset.with_format("arrow").map(
+                _bools_as_text,
+                batched=True,
+                fn_kwargs={"column": column},
+                features=Features({**dataset.features, column: Value("string")}),
+                desc="Encoding booleans",
+            )
+        elif feature.dtype == "string":
+            texts = dataset
+        else:
+            texts = dataset.cast_column(column, Value("string"))
         if include_nulls:
             texts = texts.map(
                 _nulls_as_text,
@@ -184,6 +202,11 @@ def _flattened(table: pa.Table, max_depth: int, names: list[str]) -> pa.Table:
                 columns[name] = column
         table = pa.table(columns)
     return table
+
+
+def _bools_as_text(table: pa.Table, column: str) -> pa.Table:
+    values = pc.if_else(table.column(column), "True", "False")
+    return table.set_column(table.column_names.index(column), column, values)
 
 
 def _nulls_as_text(values: list[str | None], column: str) -> dict[str, list[str]]:

@@ -45,14 +45,35 @@ def _load(
     from dagster_ds.load import load_dataset
 
     del num_proc  # reading streams batch by batch; there is nothing to spread
-    kwargs.pop("keep_in_memory", None)
+    keep_in_memory = bool(kwargs.pop("keep_in_memory", False))
     files: Any = (
         os.fspath(path_or_paths)
         if isinstance(path_or_paths, str | os.PathLike)
         else [os.fspath(path) for path in path_or_paths]
     )
     name = split or "train"
-    return load_dataset(kind, data_files={name: files}, split=name, features=features, **kwargs)
+    dataset = load_dataset(kind, data_files={name: files}, split=name, features=features, **kwargs)
+    return kept_in_memory(dataset) if keep_in_memory else dataset
+
+
+def kept_in_memory(dataset: Dataset) -> Dataset:
+    """``dataset`` with its rows copied into Arrow's memory (the anchor's ``keep_in_memory``).
+
+    The result is cached as usual, then read whole into memory: it has the same
+    fingerprint, and no cache files (``cache_files == []``), as the anchor's.
+    """
+    import pyarrow as pa
+
+    from dagster_ds.arrow._shards import Shard
+
+    table = dataset._read(slice(0, len(dataset)))  # pyright: ignore[reportPrivateUsage]
+    sink = pa.BufferOutputStream()  # allocated from Arrow's pool; the table reads it in place
+    with pa.ipc.new_stream(sink, table.schema) as stream:
+        stream.write_table(table)
+    copied = pa.ipc.open_stream(sink.getvalue()).read_all()
+    return type(dataset)._from_shards(  # pyright: ignore[reportPrivateUsage]
+        dataset, (Shard(dataset.fingerprint, copied),), fingerprint=dataset.fingerprint
+    )
 
 
 class SourceMethods:
@@ -72,7 +93,7 @@ class SourceMethods:
         r"""A dataset from one or several CSV files (``kwargs``: `iter_csv_batches` options).
 
         ``cache_dir`` is the cache the result is stored in (default: the dagster_ds
-        cache); ``keep_in_memory`` is accepted for the anchor's sake.
+        cache); with ``keep_in_memory`` its rows are then read into memory, as the anchor.
 
         Example:
             >>> import pathlib, tempfile
@@ -81,10 +102,8 @@ class SourceMethods:
             >>> Dataset.from_csv(path)[0]
             {'a': 1, 'b': 'x'}
         """
-        del keep_in_memory
-        return _load(
-            "csv", path_or_paths, split, features, num_proc, {**kwargs, "cache_dir": cache_dir}
-        )
+        options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
+        return _load("csv", path_or_paths, split, features, num_proc, options)
 
     @classmethod
     def from_json(
@@ -107,8 +126,7 @@ class SourceMethods:
             >>> Dataset.from_json(path)["a"][:]
             [1, 2]
         """
-        del keep_in_memory
-        options = {**kwargs, "cache_dir": cache_dir}
+        options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
         if field is not None:
             options["field"] = field
         return _load("json", path_or_paths, split, features, num_proc, options)
@@ -134,8 +152,7 @@ class SourceMethods:
             >>> Dataset.from_parquet(path, columns=["b"]).column_names
             ['b']
         """
-        del keep_in_memory
-        options = {**kwargs, "cache_dir": cache_dir}
+        options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
         if columns is not None:
             options["columns"] = list(columns)
         return _load("parquet", path_or_paths, split, features, num_proc, options)
@@ -160,10 +177,8 @@ class SourceMethods:
             >>> Dataset.from_text(path)["text"][:]
             ['hello', 'world']
         """
-        del keep_in_memory
-        return _load(
-            "text", path_or_paths, split, features, num_proc, {**kwargs, "cache_dir": cache_dir}
-        )
+        options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
+        return _load("text", path_or_paths, split, features, num_proc, options)
 
     @classmethod
     def from_file(

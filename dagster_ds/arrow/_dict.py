@@ -469,7 +469,10 @@ class DatasetDict(dict[str, Dataset]):
     ) -> DatasetDict:
         """One split per entry of ``path_or_paths`` (split name to path or paths), from CSV."""
         return _from_files(
-            Dataset.from_csv, path_or_paths, features, {**kwargs, "cache_dir": cache_dir}
+            Dataset.from_csv,
+            path_or_paths,
+            features,
+            {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory},
         )
 
     @staticmethod
@@ -490,7 +493,10 @@ class DatasetDict(dict[str, Dataset]):
             [1]
         """
         return _from_files(
-            Dataset.from_json, path_or_paths, features, {**kwargs, "cache_dir": cache_dir}
+            Dataset.from_json,
+            path_or_paths,
+            features,
+            {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory},
         )
 
     @staticmethod
@@ -507,7 +513,12 @@ class DatasetDict(dict[str, Dataset]):
             Dataset.from_parquet,
             path_or_paths,
             features,
-            {"columns": columns, **kwargs, "cache_dir": cache_dir},
+            {
+                "columns": columns,
+                **kwargs,
+                "cache_dir": cache_dir,
+                "keep_in_memory": keep_in_memory,
+            },
         )
 
     @staticmethod
@@ -520,7 +531,10 @@ class DatasetDict(dict[str, Dataset]):
     ) -> DatasetDict:
         """One split per entry of ``path_or_paths``, a row per line of text."""
         return _from_files(
-            Dataset.from_text, path_or_paths, features, {**kwargs, "cache_dir": cache_dir}
+            Dataset.from_text,
+            path_or_paths,
+            features,
+            {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory},
         )
 
     def push_to_hub(

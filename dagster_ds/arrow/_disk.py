@@ -170,7 +170,7 @@ def _write_shards(dataset: Dataset, storage: Storage, folder: str, shards: int) 
 
 
 def _state(dataset: Dataset, names: list[str]) -> dict[str, Any]:
-    output = dataset.format
+    output = dataset._output_format.as_dict()  # pyright: ignore[reportPrivateUsage]
     return {
         "_data_files": [{"filename": name} for name in names],
         "_fingerprint": dataset.fingerprint,

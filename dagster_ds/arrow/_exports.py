@@ -1,4 +1,8 @@
-"""Dataset.to_parquet / to_csv / to_json: batch by batch, atomic, any fsspec URL."""
+"""Dataset exports: files (to_parquet, to_csv, to_json) and Python (to_dict, to_list, to_pandas).
+
+Files are written batch by batch, atomically, to any fsspec URL; the Python exports
+give `Json` values decoded, as the anchor.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import pyarrow as pa
 
 from dagster_ds.features import features_to_schema_metadata
+from dagster_ds.features._decode import json_decoders
 from dagster_ds.formats import open_writer
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dagster_ds.arrow._dataset import Dataset
 
 _EXPORT_BATCH = 10_000
@@ -43,3 +50,31 @@ def export(
         for batch in batches():
             writer.write(batch)
     return writer.bytes_written
+
+
+def as_pydict(table: pa.Table) -> dict[str, list[Any]]:
+    """``table.to_pydict()`` with `Json` values decoded (null stays None), as the anchor."""
+    columns = table.to_pydict()
+    for name, decode in json_decoders(table.schema).items():
+        columns[name] = decode(columns[name])
+    return columns
+
+
+def as_pylist(table: pa.Table) -> list[dict[str, Any]]:
+    """``table.to_pylist()`` with `Json` values decoded, as the anchor."""
+    if not json_decoders(table.schema):
+        return table.to_pylist()
+    columns = as_pydict(table)
+    names = list(columns)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+
+
+def as_pandas(table: pa.Table) -> pd.DataFrame:
+    """``table.to_pandas()`` with `Json` values decoded (object columns), as the anchor."""
+    import pandas as pd
+
+    frame = table.to_pandas()
+    for name, decode in json_decoders(table.schema).items():
+        values = decode(table.column(name).to_pylist())
+        frame[name] = pd.Series(values, index=frame.index, dtype=object)
+    return frame

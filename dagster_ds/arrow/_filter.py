@@ -51,7 +51,7 @@ def filter_dataset(
         "batched": batched,
         "batch_size": batch_size if batched else None,
         "fn_kwargs": dict(fn_kwargs),
-        "format": dataset.format,
+        "format": dataset._output_format.as_dict(),  # pyright: ignore[reportPrivateUsage]
     }
     transform = plan(dataset, "filter", args, new_fingerprint)
     job = _FilterJob(

@@ -48,7 +48,7 @@ class MapSpec:
 
     def fingerprint_args(self, dataset: Dataset) -> dict[str, Any]:
         return {
-            "format": dataset.format,
+            "format": dataset._output_format.as_dict(),  # pyright: ignore[reportPrivateUsage]
             "function": self.function,
             "with_indices": self.with_indices,
             "input_columns": self.input_columns,

@@ -84,10 +84,20 @@ def plan(
                 f"new_fingerprint={new_fingerprint!r} is not 32 lowercase hexadecimal "
                 "characters; pass for example dagster_ds.Hasher.hash(<what identifies the result>)."
             )
-        given = HashNode("fingerprint", "new fingerprint", new_fingerprint)
-        tree = HashNode("transform", name, new_fingerprint, {"new fingerprint": given})
-        return Transform(name, parents, new_fingerprint, tree)
+        return given_transform(name, parents, new_fingerprint)
     fingerprint, tree = fingerprint_transform(parent.fingerprint, name, args)
+    return Transform(name, parents, fingerprint, tree)
+
+
+def given_transform(name: str, parents: tuple[str, ...], fingerprint: str) -> Transform:
+    """The transform ``name`` under the fingerprint its caller chose (32 hex characters)."""
+    if not _FINGERPRINT.fullmatch(fingerprint):
+        raise InvalidFingerprintError(
+            f"{name}: fingerprint {fingerprint!r} is not 32 lowercase hexadecimal characters; "
+            "pass for example dagster_ds.Hasher.hash(<what identifies the result>)."
+        )
+    given = HashNode("fingerprint", "new fingerprint", fingerprint)
+    tree = HashNode("transform", name, fingerprint, {"new fingerprint": given})
     return Transform(name, parents, fingerprint, tree)
 
 

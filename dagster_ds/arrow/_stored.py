@@ -160,7 +160,7 @@ def store_version(
         "features": dataset.features.to_yaml_list(),
         "num_rows": len(dataset),
         "split": dataset.split,
-        "format": dataset.format,
+        "format": dataset._output_format.as_dict(),  # pyright: ignore[reportPrivateUsage]
         "lineage": [step.to_dict() for step in dataset.lineage],
         "shards": shards,
         "mapping": mapping_key,

@@ -50,6 +50,7 @@ def stratified_split(
     rng = generator if generator is not None else np.random.default_rng(seed)
     labels = np.asarray(dataset.with_format("arrow")[column].to_numpy(zero_copy_only=False))
     classes, counts = np.unique(labels, return_counts=True)
+    _check_class_counts(column, classes, counts, train, test)
     wanted = counts * test / len(labels)
     taken = np.floor(wanted).astype(int)
     order = np.argsort(-(wanted - taken), kind="stable")
@@ -66,6 +67,25 @@ def stratified_split(
         "train": dataset.select(pa.array(train_positions, pa.int64())),
         "test": dataset.select(pa.array(test_positions, pa.int64())),
     }
+
+
+def _check_class_counts(column: str, classes: Any, counts: Any, train: int, test: int) -> None:
+    """Refuse a split some class cannot take part in, with the anchor's words (ValueError)."""
+    if len(counts) and counts.min() < 2:
+        rare = classes[counts.argmin()].item()
+        raise InvalidArgumentError(
+            f"train_test_split(stratify_by_column={column!r}): The least populated class in "
+            f"{column} column has only 1 member, which is too few (class {rare!r}). The "
+            "minimum number of groups for any class cannot be less than 2. Give every class "
+            "at least two rows, or split without stratify_by_column."
+        )
+    for name, size in (("train_size", train), ("test_size", test)):
+        if size < len(classes):
+            raise InvalidArgumentError(
+                f"train_test_split(stratify_by_column={column!r}): The {name} = {size} should "
+                f"be greater or equal to the number of classes = {len(classes)}, so that each "
+                f"class has a row in each split. Give a larger {name}."
+            )
 
 
 def class_shares(dataset: Dataset, column: str) -> dict[Any, float]:

@@ -34,8 +34,11 @@ def requires_decoding(feature: FeatureType) -> bool:
     return isinstance(feature, Json | Media) and feature.decode
 
 
-def decode_nested(feature: FeatureType, value: Any) -> Any:
+def decode_nested(feature: FeatureType, value: Any, decode_media: bool = True) -> Any:
     """One stored value of ``feature`` as readers get it, at any depth.
+
+    With ``decode_media=False`` only `Json` values are decoded (images and sounds stay
+    stored), as the anchor's `to_dict`, `to_list` and `to_pandas`.
 
     Example:
         >>> decode_nested(List(Json()), ['{"a":1}', "[2]"])
@@ -47,19 +50,19 @@ def decode_nested(feature: FeatureType, value: Any) -> Any:
         fields: Mapping[str, Any] = feature
         record: Mapping[str, Any] = value
         return {
-            name: decode_nested(fields[name], item) if name in fields else item
+            name: decode_nested(fields[name], item, decode_media) if name in fields else item
             for name, item in record.items()
         }
     if isinstance(feature, List | LargeList):
         item_feature = feature.feature
         if not requires_decoding(item_feature):
             return value
-        return [decode_nested(item_feature, item) for item in value]
+        return [decode_nested(item_feature, item, decode_media) for item in value]
     if isinstance(feature, Json):
         if not feature.decode or not isinstance(value, str):
             return value
         return json.loads(value)
-    if isinstance(feature, Media) and feature.decode:
+    if isinstance(feature, Media) and feature.decode and decode_media:
         media: Any = feature
         return media.decode_example(value)
     return value
@@ -115,6 +118,33 @@ def column_features(schema: pa.Schema) -> Mapping[str, FeatureType]:
     if stored is _NOTHING:
         return {}
     return _features(schema, stored)
+
+
+@SchemaMemo
+def json_decoders(schema: pa.Schema) -> Mapping[str, Decoder]:
+    """The decoders of the columns of ``schema`` holding `Json` values, decoding only those.
+
+    What the anchor's `to_dict`, `to_list` and `to_pandas` give: JSON text parsed,
+    images and sounds as stored.
+    """
+    return {
+        name: functools.partial(_decode_json_column, feature)
+        for name, feature in column_features(schema).items()
+        if _has_json(feature)
+    }
+
+
+def _decode_json_column(feature: FeatureType, values: list[Any]) -> list[Any]:
+    return [decode_nested(feature, value, decode_media=False) for value in values]
+
+
+def _has_json(feature: FeatureType) -> bool:
+    if isinstance(feature, Mapping):
+        fields: Mapping[str, Any] = feature
+        return any(_has_json(sub) for sub in fields.values())
+    if isinstance(feature, List | LargeList):
+        return _has_json(feature.feature)
+    return isinstance(feature, Json) and feature.decode
 
 
 _NOTHING = b""

@@ -267,6 +267,20 @@ class ClassLabel(_Reducible):
             )
         return int(value)
 
+    def cast_storage(self, storage: pa.Array) -> pa.Array:
+        """Label names (strings) or ids (integers) as this label's ``int64`` storage.
+
+        The anchor's public method; a name not in ``names`` or an id out of range is a
+        `CastError` (a ``ValueError``, as the anchor's) naming the value.
+
+        Example:
+            >>> ClassLabel(names=["neg", "pos"]).cast_storage(pa.array(["pos", None])).to_pylist()
+            [1, None]
+        """
+        from dagster_ds.features._cast import cast_array
+
+        return cast_array(storage, self)
+
 
 class Sequence:
     """The legacy list feature: `List`, except that a dict of features becomes a dict of lists.

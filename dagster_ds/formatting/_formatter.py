@@ -61,11 +61,20 @@ class Formatter:
         output_all_columns: bool = False,
         **kwargs: Any,
     ) -> Formatter:
-        """The formatter for a format name or alias (None: python)."""
+        """The formatter for a format name or alias (None: python).
+
+        ``"custom"`` with a ``transform`` keyword is `custom`'s format, so that
+        ``set_format(**dataset.format)`` restores an on-the-fly transform, as the anchor
+        (its ``format_kwargs`` entry is unpacked into the options).
+        """
+        kwargs = {**kwargs.pop("format_kwargs", {}), **kwargs}
+        if type == "custom":
+            return cls.custom(kwargs.pop("transform", None), columns, output_all_columns)
         if type not in _ALIASES:
             known = sorted(name for name in _ALIASES if name)
             raise UnknownFormatError(
-                f"Unknown format type {type!r}; use None or one of {', '.join(known)}."
+                f"Unknown format type {type!r}; use None or one of {', '.join(known)} (or "
+                "'custom' with transform=...)."
             )
         if isinstance(columns, str):
             columns = [columns]

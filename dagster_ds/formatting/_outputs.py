@@ -65,8 +65,8 @@ def columns_to_batch(
     lengths = {name: len(values) for name, values in arrays.items()}
     if len(set(lengths.values())) > 1:
         raise TransformOutputError(
-            f"{where}: columns of unequal lengths {lengths}; every column of a batch must "
-            "have the same number of values."
+            f"Column lengths mismatch: {where}: columns of unequal lengths {lengths}; every "
+            "column of a batch must have the same number of values."
         )
     return pa.RecordBatch.from_pydict(arrays)
 
@@ -117,13 +117,26 @@ def mixed_as_json(values: list[Any]) -> Any:
 
 
 def _plain_values(values: Any) -> Any:
-    """``values`` with numpy arrays and torch tensors as Python lists (None: nothing to do)."""
+    """``values`` with numpy arrays and torch tensors in a form Arrow takes (None: no change).
+
+    Their dtype is kept (a float32 tensor makes a float32 column, as the anchor): Arrow
+    reads 1-D numpy arrays and numpy scalars with their type, so arrays of more
+    dimensions become lists of 1-D arrays.
+    """
     if _is_array_like(values):
-        array = _as_numpy(values)
-        return array if array.ndim <= 1 else array.tolist()
+        return _typed(_as_numpy(values))
     if isinstance(values, list | tuple) and any(_is_array_like(value) for value in values):
-        return [_as_numpy(value).tolist() if _is_array_like(value) else value for value in values]
+        return [_typed(_as_numpy(value)) if _is_array_like(value) else value for value in values]
     return None
+
+
+def _typed(array: Any) -> Any:
+    """A numpy array as Arrow takes it with its dtype: a scalar, a 1-D array, or a list."""
+    if array.ndim == 0:
+        return array[()]
+    if array.ndim == 1 or array.dtype == object:
+        return array
+    return [_typed(row) for row in array]
 
 
 def _is_array_like(value: Any) -> bool:
@@ -164,10 +177,16 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 
 
 def example_outputs(results: Sequence[Any], first_index: int) -> pa.RecordBatch | None:
-    """The batch made from one output dict per example (None when every output is None)."""
+    """The batch made from one output dict per example.
+
+    None (no update) when every output is None, or an empty dict (nothing to add or
+    change: the input rows, as the anchor).
+    """
     first = results[0] if results else None
     if type(first) is dict:  # the common case, checked at C speed (no Python loop)
         keys = list(first)
+        if not keys and not any(results):
+            return None
         if set(map(type, results)) == {dict} and set(map(len, results)) == {len(keys)}:
             try:  # as many keys as the first and all of its keys: the same keys
                 columns = {key: list(map(operator.itemgetter(key), results)) for key in keys}
@@ -234,7 +253,8 @@ def merge(
         kept = [name for name in base.schema.names if name not in output.schema.names]
         if kept:
             raise TransformOutputError(
-                f"map returned {output.num_rows} rows for {inputs.num_rows} input rows ({where}), "
+                f"Column lengths mismatch: map returned {output.num_rows} rows for "
+                f"{inputs.num_rows} input rows ({where}), "
                 f"so input columns {kept} cannot be kept. Pass remove_columns={kept} (or "
                 "dataset.column_names) to drop them, or return as many rows as you get."
             )

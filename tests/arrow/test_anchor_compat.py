@@ -1,0 +1,308 @@
+"""What a `datasets` user sees after changing one import (issue 28), against `datasets`.
+
+Each case runs the same code on both libraries in this process and compares what comes
+back; where we differ on purpose, the test asserts our documented behaviour instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import dagster_ds
+
+DATA: dict[str, list[Any]] = {"a": [1, 2, 3], "s": ["x", "y", "x"]}
+
+
+def _doubled(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    return {"a2": [value * 2 for value in batch["a"]]}
+
+
+def _format_restored(module: ModuleType) -> tuple[Any, Any]:
+    source = module.Dataset.from_dict(DATA).with_transform(_doubled)
+    target = module.Dataset.from_dict(DATA)
+    target.set_format(**source.format)
+    return target.format["type"], target[0]
+
+
+def _dict_format(module: ModuleType) -> dict[str, Any]:
+    splits = module.DatasetDict({"train": module.Dataset.from_dict(DATA)})
+    splits.set_format("numpy", columns=["a"])
+    return splits["train"].format
+
+
+CASES: dict[str, Callable[[ModuleType], Any]] = {
+    "format of a transform restored": _format_restored,
+    "with_format custom": lambda m: m.Dataset.from_dict(DATA).with_format(
+        "custom", transform=_doubled
+    )[1],
+    "format columns default": lambda m: m.Dataset.from_dict(DATA).with_format("numpy").format,
+    "format columns given": lambda m: (
+        m.Dataset.from_dict(DATA).with_format("numpy", columns=["a"]).format
+    ),
+    "DatasetDict format columns": _dict_format,
+}
+
+
+def _bool_classes(module: ModuleType) -> tuple[list[str], list[Any]]:
+    encoded = module.Dataset.from_dict({"b": [True, False, None, True]}).class_encode_column("b")
+    return encoded.features["b"].names, encoded["b"][:]
+
+
+CASES.update(
+    {
+        "class_encode bools": _bool_classes,
+        "repeat None": lambda m: _raised(lambda: m.Dataset.from_dict(DATA).repeat(None)),
+    }
+)
+
+
+def _raised(call: Callable[[], Any]) -> tuple[type[BaseException], ...]:
+    """The builtin exception classes ``call`` raises (ours also carry dagster_ds's)."""
+    try:
+        call()
+    except Exception as error:  # any error is the answer
+        return tuple(kind for kind in (ValueError, KeyError, TypeError) if isinstance(error, kind))
+    return ()
+
+
+@pytest.mark.parametrize(
+    ("call", "phrase"),
+    [
+        (
+            lambda m: list(
+                m.Dataset.from_dict(DATA)
+                .to_iterable_dataset()
+                .map(lambda b: {"a": [*b["a"], 4]}, batched=True)
+            ),
+            "Column lengths mismatch",
+        ),
+        (
+            lambda m: m.concatenate_datasets(
+                [m.Dataset.from_dict(DATA), m.Dataset.from_dict(DATA)], axis=1
+            ),
+            "duplicated",
+        ),
+        (
+            lambda m: m.concatenate_datasets(
+                [
+                    m.Dataset.from_dict(DATA).to_iterable_dataset(),
+                    m.Dataset.from_dict(DATA).to_iterable_dataset(),
+                ],
+                axis=1,
+            ),
+            "duplicated",
+        ),
+        (
+            lambda m: (
+                m.Dataset.from_dict({"l": [0] * 10 + [1]})
+                .class_encode_column("l")
+                .train_test_split(test_size=0.2, stratify_by_column="l", seed=0)
+            ),
+            "least populated class",
+        ),
+        (
+            lambda m: (
+                m.Dataset.from_dict({"l": [0, 0, 1, 1, 2, 2]})
+                .class_encode_column("l")
+                .train_test_split(test_size=2, stratify_by_column="l", seed=0)
+            ),
+            "greater or equal to the number of classes",
+        ),
+        (lambda m: m.Dataset.from_dict(DATA).repeat(None), "indefinite repetition"),
+    ],
+)
+def test_errors_carry_the_anchors_phrase(
+    datasets: ModuleType, call: Callable[[ModuleType], Any], phrase: str
+) -> None:
+    """Migrating code matches errors with ``pytest.raises(ValueError, match=...)``."""
+    with pytest.raises(ValueError, match=phrase):
+        call(datasets)
+    with pytest.raises(ValueError, match=phrase):
+        call(dagster_ds)
+
+
+@pytest.mark.parametrize(
+    "function", [lambda b: {"a": [*b["a"], 4]}, lambda b: {"n": [1], "m": [1, 2]}]
+)
+def test_a_batched_map_of_the_wrong_length_says_column_lengths_mismatch(
+    function: Callable[[dict[str, Any]], Any],
+) -> None:
+    """The anchor's streaming phrase; its map-style one (an `ArrowInvalid`) names no phrase."""
+    with pytest.raises(ValueError, match="Column lengths mismatch"):
+        dagster_ds.Dataset.from_dict(DATA).map(function, batched=True)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda torch, b: {"t": [torch.ones(2, dtype=torch.float32) for _ in b["a"]]},
+        lambda torch, b: {"t": torch.ones((len(b["a"]), 2, 2), dtype=torch.float32)},
+        lambda torch, b: {"t": [torch.tensor(1.5, dtype=torch.float32) for _ in b["a"]]},
+        lambda torch, b: {"t": [torch.ones((2, 2), dtype=torch.int8) for _ in b["a"]]},
+    ],
+)
+def test_map_keeps_the_dtype_of_tensors(
+    datasets: ModuleType, make: Callable[[Any, dict[str, Any]], Any]
+) -> None:
+    torch = pytest.importorskip("torch")
+
+    def typed(module: ModuleType) -> str:
+        mapped = module.Dataset.from_dict(DATA).map(lambda b: make(torch, b), batched=True)
+        return str(mapped.features["t"])
+
+    assert typed(dagster_ds) == typed(datasets)
+
+
+def _rows() -> Iterator[dict[str, Any]]:
+    yield from ({"a": str(i), "f": i + 0.5, "s": f"r{i}"} for i in range(3))
+
+
+CAST = {"a": ("int64",), "f": ("float32",), "s": ("string",)}
+
+
+def _generated(module: ModuleType, **kwargs: Any) -> Any:
+    features = module.Features({name: module.Value(*args) for name, args in CAST.items()})
+    return module.Dataset.from_generator(_rows, features=features, **kwargs)
+
+
+CASES.update(
+    {
+        "from_generator casts to the features": lambda m: (
+            _generated(m).to_dict(),
+            str(_generated(m).features),
+        ),
+        "from_generator split": lambda m: (
+            str(_generated(m, split="test").split),
+            str(_generated(m).split),
+        ),
+        "from_generator fingerprint": lambda m: (
+            _generated(m, fingerprint="0123456789abcdef0123456789abcdef")._fingerprint
+        ),
+        "from_generator keep_in_memory": lambda m: (
+            _generated(m, keep_in_memory=True, num_proc=1).cache_files,
+            _generated(m, keep_in_memory=True).to_dict(),
+        ),
+    }
+)
+
+
+def test_from_generator_refuses_a_value_that_does_not_cast(datasets: ModuleType) -> None:
+    def rows() -> Iterator[dict[str, Any]]:
+        yield {"a": "x"}
+
+    features = {"a": "int64"}
+    with pytest.raises(Exception, match="generating the dataset"):
+        datasets.Dataset.from_generator(
+            rows, features=datasets.Features({k: datasets.Value(v) for k, v in features.items()})
+        )
+    with pytest.raises(dagster_ds.CastError, match="'x'"):
+        dagster_ds.Dataset.from_generator(
+            rows,
+            features=dagster_ds.Features({k: dagster_ds.Value(v) for k, v in features.items()}),
+        )
+
+
+@pytest.mark.parametrize("kind", ["csv", "json", "parquet", "text"])
+@pytest.mark.parametrize("splits", [False, True])
+def test_keep_in_memory_reads_the_rows_into_memory(
+    datasets: ModuleType, tmp_path: Path, kind: str, splits: bool
+) -> None:
+    path = tmp_path / f"data.{kind}"
+    rows = dagster_ds.Dataset.from_dict({"text": [f"line {i}" for i in range(2000)]})
+    if kind == "text":
+        path.write_text("".join(f"{text}\n" for text in rows["text"]))
+    else:
+        getattr(rows, f"to_{kind}")(str(path))
+
+    def load(module: ModuleType, keep_in_memory: bool) -> Any:
+        owner = module.DatasetDict if splits else module.Dataset
+        source: Any = {"train": str(path)} if splits else str(path)
+        loaded = getattr(owner, f"from_{kind}")(source, keep_in_memory=keep_in_memory)
+        return loaded["train"] if splits else loaded
+
+    for module in (datasets, dagster_ds):
+        gc.collect()  # what earlier tests left is freed now, not while we measure
+        before = pa.total_allocated_bytes()
+        mapped = load(module, keep_in_memory=False)
+        assert pa.total_allocated_bytes() == before
+        in_memory = load(module, keep_in_memory=True)
+        assert pa.total_allocated_bytes() > before
+        assert in_memory.cache_files == []
+        assert in_memory.to_dict() == mapped.to_dict()
+        if module is dagster_ds:
+            assert in_memory.fingerprint == mapped.fingerprint
+        del mapped, in_memory  # freed now, not while the next module is measured
+
+
+JSON_VALUES = [{"a": 1}, {"a": {"b": {"c": 1}}, "d": [2, {"e": 3}]}, None, [1, {"a": 2}]]
+
+
+def _json_dataset(module: ModuleType) -> Any:
+    features = module.Features(
+        {"j": module.Json(), "l": module.List(module.Json()), "s": {"k": module.Json()}}
+    )
+    columns = {
+        "j": JSON_VALUES,
+        "l": [[value] for value in JSON_VALUES],
+        "s": [{"k": value} for value in JSON_VALUES],
+    }
+    return module.Dataset.from_dict(columns, features=features)
+
+
+CASES.update(
+    {
+        "Json to_list": lambda m: _json_dataset(m).to_list(),
+        "Json to_dict": lambda m: _json_dataset(m).to_dict(),
+        "Json to_dict batched": lambda m: list(
+            _json_dataset(m).to_dict(batch_size=3, batched=True)
+        ),
+        "Json to_pandas": lambda m: _json_dataset(m).to_pandas().to_dict("list"),
+        "Json rows": lambda m: [_json_dataset(m)[i] for i in range(4)],
+        "Json column": lambda m: _json_dataset(m)["j"][:],
+    }
+)
+
+
+def _label_storage(module: ModuleType) -> list[Any]:
+    label = module.ClassLabel(names=["neg", "pos"])
+    arrays = [pa.array(["pos", None, "neg"]), pa.array([0, 1]), pa.array(["1"])]
+    return [label.cast_storage(array).to_pylist() for array in arrays]
+
+
+CASES.update(
+    {
+        "ClassLabel.cast_storage": _label_storage,
+        "ClassLabel.cast_storage refuses": lambda m: [
+            _raised(functools.partial(m.ClassLabel(names=["neg"]).cast_storage, array))
+            for array in (pa.array([3]), pa.array(["nope"]))
+        ],
+    }
+)
+
+
+CASES.update(
+    {
+        "map returning {} for every example": lambda m: (
+            m.Dataset.from_dict(DATA).map(lambda example: {}).to_dict()
+        ),
+        "map returning the mutated example without a removed column": lambda m: (
+            m.Dataset.from_dict(DATA)
+            .map(lambda example: {**example, "n": 1}, remove_columns=["s"])
+            .to_dict()
+        ),
+    }
+)
+
+
+# Last: every module-level case above is in CASES by now.
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
+    assert CASES[case](dagster_ds) == CASES[case](datasets)
