@@ -18,10 +18,10 @@ import pyarrow as pa
 from dagster_ds.arrow import Dataset
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError
 from dagster_ds.features import Features
+from dagster_ds.features._schemas import unify_schemas
 from dagster_ds.fingerprint import update_fingerprint
 from dagster_ds.formatting import Formatter
 from dagster_ds.streaming import IterableDataset
-from dagster_ds.streaming._arrow import unify_schemas
 from dagster_ds.streaming._concat import HorizontalConcat, VerticalConcat
 from dagster_ds.streaming._interleave import STRATEGIES as _STRATEGIES
 from dagster_ds.streaming._interleave import InterleaveNode

@@ -13,6 +13,6 @@ from dagster_ds.arrow._dict import DatasetDict as DatasetDict
 from dagster_ds.arrow._info import DatasetInfo as DatasetInfo
 from dagster_ds.arrow._info import NamedSplit as NamedSplit
 from dagster_ds.arrow._info import Split as Split
-from dagster_ds.arrow._lineage import LineageStep as LineageStep
+from dagster_ds.fingerprint import LineageStep as LineageStep
 
 __all__ = ["Column", "Dataset", "DatasetDict", "DatasetInfo", "LineageStep", "NamedSplit", "Split"]

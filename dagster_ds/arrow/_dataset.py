@@ -16,13 +16,12 @@ from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._info import InfoMethods
-from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.arrow._shards import Shard, concatenate
 from dagster_ds.errors import ColumnNotFoundError
-from dagster_ds.features import Features, cast_table
-from dagster_ds.features._encode import holds_python_encoded
+from dagster_ds.features import Features
 from dagster_ds.features._features import with_features_metadata
-from dagster_ds.fingerprint import Hasher, update_fingerprint
+from dagster_ds.fingerprint import LineageStep, update_fingerprint
+from dagster_ds.formatting._tables import columns_of_rows, table_of_columns, typed_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,16 +63,11 @@ class Dataset(
         split: str | None = None,
         fingerprint: str | None = None,
     ) -> None:
-        if features is not None:
-            arrow_table = cast_table(arrow_table, features)
-        self._features = features or Features.from_arrow_schema(arrow_table.schema)
+        arrow_table, self._features, content = typed_table(arrow_table, features)
         self._split = split
-        self._fingerprint = fingerprint or Hasher.hash(
-            {"table": arrow_table, "features": self._features.to_dict()}
-        )
+        self._fingerprint = fingerprint or content
         self._output_format = OutputFormat()
         self._lineage: tuple[LineageStep, ...] = ()
-        arrow_table = with_features_metadata(arrow_table, self._features)
         self._set_rows((Shard(self._fingerprint, arrow_table),), None, ())
 
     # -- construction ----------------------------------------------------
@@ -97,29 +91,13 @@ class Dataset(
             2
         """
         from dagster_ds.arrow._function_options import check_mixed_types
-        from dagster_ds.features._image import image_columns
-        from dagster_ds.formatting._outputs import mixed_as_json
 
         check_mixed_types(on_mixed_types)
         if features is None and info is not None:
             features = getattr(info, "features", None)
-        schema = features.arrow_schema if features is not None else None
-        columns: dict[str, Any] = dict(mapping)
-        if on_mixed_types == "use_json" and features is None:
-            columns = {name: mixed_as_json(list(values)) for name, values in columns.items()}
-        if features is not None:  # as the anchor: label names to integers, Json to text
-            for name, values in columns.items():
-                if name in features and holds_python_encoded(features[name]):
-                    columns[name] = features.encode_column(values, name)
-        images = image_columns(columns) if features is None else {}
-        for name, feature in images.items():  # PIL images: an Image column, as the anchor
-            columns[name] = feature.encoded_array(list(columns[name]))
-        try:
-            table = pa.Table.from_pydict(columns, schema=schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            table = pa.Table.from_pydict(columns)  # cast to the features (lists of Json, say)
-        if images:
-            features = Features({**Features.from_arrow_schema(table.schema), **images})
+        table, features = table_of_columns(
+            mapping, features, mixed_as_json_columns=on_mixed_types == "use_json"
+        )
         return cls(table, features=features, split=split)
 
     @classmethod
@@ -135,12 +113,7 @@ class Dataset(
             >>> Dataset.from_list([{"a": 1}, {"a": 2}])["a"][:]
             [1, 2]
         """
-        names: dict[str, None] = {}
-        for row in mapping:
-            names.update(dict.fromkeys(row))
-        return cls.from_dict(
-            {name: [row.get(name) for row in mapping] for name in names}, features, split
-        )
+        return cls.from_dict(columns_of_rows(mapping), features, split)
 
     @classmethod
     def from_pandas(

@@ -116,8 +116,7 @@ class _Released:
 
 def _with_format(dataset: Dataset, output_format: Formatter) -> Dataset:
     from dagster_ds.arrow._dataset import Dataset
-    from dagster_ds.arrow._lineage import LineageStep
-    from dagster_ds.fingerprint import update_fingerprint
+    from dagster_ds.fingerprint import LineageStep, update_fingerprint
 
     if output_format.columns is not None:
         dataset._require_columns(output_format.columns, "with_transform(columns=...)")  # pyright: ignore[reportPrivateUsage]

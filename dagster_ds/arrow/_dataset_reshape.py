@@ -108,8 +108,8 @@ class ReshapeMethods:
             >>> Dataset.from_dict({"a": [1]}).add_item({"a": 2})["a"][:]
             [1, 2]
         """
+        from dagster_ds.arrow._combine import concatenate_map_style
         from dagster_ds.arrow._dataset import Dataset
-        from dagster_ds.combine import concatenate_datasets
         from dagster_ds.errors import ColumnMismatchError
 
         dataset = _as_dataset(self)
@@ -121,7 +121,7 @@ class ReshapeMethods:
                 extra=sorted(set(item) - set(dataset.column_names)),
             )
         row = Dataset.from_list([dict(item)], features=dataset.features)
-        result = concatenate_datasets([dataset, row])
+        result = concatenate_map_style([dataset, row], axis=0)
         if new_fingerprint is not None:
             result._fingerprint = new_fingerprint  # pyright: ignore[reportPrivateUsage]
         return _same_format(result, dataset)

@@ -1,7 +1,8 @@
 """The anchor's file constructors of `Dataset`: from_csv/json/parquet/text, from_file.
 
-Each is `load_dataset` of one format, so the result is cached by the files' content
-like any loaded split; ``from_file`` memory-maps an Arrow file as it is.
+Each loads one format's files as `load_dataset` does (`arrow/_files.py`), so the
+result is cached by the files' content like any loaded split; ``from_file``
+memory-maps an Arrow file as it is.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _load(
     num_proc: int | None,
     kwargs: dict[str, Any],
 ) -> Dataset:
-    from dagster_ds.load import load_dataset
+    from dagster_ds.arrow._files import dataset_from_files
 
     del num_proc  # reading streams batch by batch; there is nothing to spread
     keep_in_memory = bool(kwargs.pop("keep_in_memory", False))
@@ -51,8 +52,7 @@ def _load(
         if isinstance(path_or_paths, str | os.PathLike)
         else [os.fspath(path) for path in path_or_paths]
     )
-    name = split or "train"
-    dataset = load_dataset(kind, data_files={name: files}, split=name, features=features, **kwargs)
+    dataset = dataset_from_files(kind, files, split or "train", features, **kwargs)
     return kept_in_memory(dataset) if keep_in_memory else dataset
 
 

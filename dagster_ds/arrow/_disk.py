@@ -22,11 +22,12 @@ import fsspec
 import pyarrow as pa
 
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.cache._commit import publish_folder
 from dagster_ds.cache._storage import Storage, open_storage
+from dagster_ds.cache._units import parse_size
 from dagster_ds.errors import NotASavedDatasetError, SaveConflictError
 from dagster_ds.features import Features
+from dagster_ds.fingerprint import LineageStep
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -127,29 +128,10 @@ def load_from_disk(
 
 
 def _shard_count(dataset: Dataset, max_shard_size: int | str | None) -> int:
-    limit = _parse_size(max_shard_size) if max_shard_size is not None else _DEFAULT_MAX_SHARD_BYTES
+    limit = parse_size(max_shard_size) if max_shard_size is not None else _DEFAULT_MAX_SHARD_BYTES
     table_bytes = dataset.data.nbytes
     share = len(dataset) / dataset.data.num_rows if dataset.data.num_rows else 0
     return max(1, -(-int(table_bytes * share) // limit))
-
-
-def _parse_size(size: int | str) -> int:
-    if isinstance(size, int):
-        return size
-    units = {
-        "KB": 10**3,
-        "MB": 10**6,
-        "GB": 10**9,
-        "TB": 10**12,
-        "KIB": 2**10,
-        "MIB": 2**20,
-        "GIB": 2**30,
-    }
-    text = size.strip().upper()
-    for unit, factor in sorted(units.items(), key=lambda item: -len(item[0])):
-        if text.endswith(unit):
-            return int(float(text[: -len(unit)]) * factor)
-    return int(text)
 
 
 def _write_shards(dataset: Dataset, storage: Storage, folder: str, shards: int) -> list[str]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.fingerprint import LineageStep
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -28,7 +28,7 @@ def dataset_of_parts(parts: Sequence[Dataset]) -> Dataset:
     """
     from dagster_ds.arrow._combine import merged_features
     from dagster_ds.arrow._dataset import Dataset
-    from dagster_ds.streaming._arrow import unify_schemas
+    from dagster_ds.features._schemas import unify_schemas
 
     if not parts:
         raise InvalidArgumentError(

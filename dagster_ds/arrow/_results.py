@@ -20,13 +20,13 @@ from dagster_ds.arrow._changed_columns import (
 )
 from dagster_ds.arrow._entries import TableSink, read_indices, read_table, write_indices
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.arrow._shards import LazyTable, Shard, offsets
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
 from dagster_ds.errors import CacheError, InvalidFingerprintError, SchemaMismatchError
 from dagster_ds.features import Features, arrow_type_to_feature
 from dagster_ds.fingerprint import (
     HashNode,
+    LineageStep,
     fingerprint_transform,
     generate_random_fingerprint,
     rebase_transform,

@@ -27,7 +27,6 @@ import pyarrow as pa
 import xxhash
 
 from dagster_ds.arrow._entries import TableSink, read_indices, write_indices
-from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.arrow._results import (
     Transform,
     holds,
@@ -39,7 +38,7 @@ from dagster_ds.arrow._results import (
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
 from dagster_ds.features import Features
-from dagster_ds.fingerprint import Hasher, HashNode
+from dagster_ds.fingerprint import Hasher, HashNode, LineageStep
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset

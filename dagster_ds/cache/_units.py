@@ -10,12 +10,16 @@ _DURATION = re.compile(r"\s*(\d+(?:\.\d*)?)\s*(s|m|h|d|w)?\s*", re.IGNORECASE)
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-def parse_size(text: str) -> int:
+def parse_size(text: str | int) -> int:
     """Bytes in a size such as ``"20GB"`` (10**9), ``"1.5GiB"`` (2**30), ``"500M"`` or ``"0"``.
+
+    An int is a number of bytes already.
 
     Raises:
         ValueError: ``text`` is not a size.
     """
+    if isinstance(text, int):
+        return text
     match = _SIZE.fullmatch(text)
     if match is None:
         raise ValueError(

@@ -8,6 +8,7 @@ Example:
     True
 """
 
+from dagster_ds.fingerprint._lineage import LineageStep as LineageStep
 from dagster_ds.fingerprint._public import Hasher as Hasher
 from dagster_ds.fingerprint._public import explain as explain
 from dagster_ds.fingerprint._tree import Difference as Difference
@@ -29,6 +30,7 @@ __all__ = [
     "Explanation",
     "HashNode",
     "Hasher",
+    "LineageStep",
     "describe_transform",
     "explain",
     "fingerprint_transform",

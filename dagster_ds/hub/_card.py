@@ -25,9 +25,9 @@ from typing import Any, cast
 
 import yaml
 
-from dagster_ds.arrow import LineageStep
 from dagster_ds.errors import HubFeaturesMismatchError, InvalidArgumentError
 from dagster_ds.features import Features
+from dagster_ds.fingerprint import LineageStep
 
 CARD_FILE = "README.md"
 LINEAGE_KEY = "dagster_ds"

@@ -32,9 +32,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dagster_ds.arrow import LineageStep
 from dagster_ds.errors import InvalidArgumentError, RevisionNotFoundError
 from dagster_ds.features import Features
+from dagster_ds.fingerprint import LineageStep
 from dagster_ds.hub._card import CARD_FILE, Card, SplitRecord, records_match
 from dagster_ds.hub._client import REPO_TYPE, HubClient, check_repo_id
 from dagster_ds.hub._shards import SourceReader, plan_jobs

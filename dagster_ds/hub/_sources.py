@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
-from dagster_ds.arrow._disk import _parse_size  # pyright: ignore[reportPrivateUsage]
+from dagster_ds.cache._units import parse_size
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
+from dagster_ds.fingerprint import LineageStep
 from dagster_ds.hub._push import (
     PushResult,
     PushTarget,
@@ -19,8 +20,43 @@ from dagster_ds.hub._push import (
 )
 from dagster_ds.hub._shards import split_evenly
 
-if TYPE_CHECKING:
-    from dagster_ds.arrow import Dataset, DatasetDict
+
+class MapStyleSplit(Protocol):
+    """What a push reads of a map-style dataset (`dagster_ds.arrow.Dataset`): rows as Arrow."""
+
+    @property
+    def fingerprint(self) -> str:
+        """The dataset's fingerprint."""
+        ...
+
+    @property
+    def features(self) -> Features:
+        """The dataset's features."""
+        ...
+
+    @property
+    def lineage(self) -> tuple[LineageStep, ...]:
+        """The transforms that made it."""
+        ...
+
+    @property
+    def split(self) -> str | None:
+        """Its split, if it has one."""
+        ...
+
+    @property
+    def data(self) -> pa.Table:
+        """The whole Arrow table (before any indices mapping)."""
+        ...
+
+    def __len__(self) -> int:
+        """The number of rows."""
+        ...
+
+    def _read(self, key: slice) -> pa.Table:
+        """Rows ``key`` as an Arrow table, through the indices mapping."""
+        ...
+
 
 DEFAULT_MAX_SHARD_SIZE = 500 << 20  # the anchor's config.MAX_SHARD_SIZE
 _BATCH_BYTES = 32 << 20
@@ -29,7 +65,7 @@ _STREAM_BATCH_ROWS = 10_000
 
 
 def dataset_source(
-    dataset: Dataset,
+    dataset: MapStyleSplit,
     split: str,
     num_shards: int | None,
     max_shard_size: int | str | None,
@@ -45,9 +81,7 @@ def dataset_source(
     nbytes = table.nbytes * rows // table.num_rows if table.num_rows else 0
     count = num_shards
     if count is None:
-        limit = (
-            _parse_size(max_shard_size) if max_shard_size is not None else DEFAULT_MAX_SHARD_SIZE
-        )
+        limit = parse_size(max_shard_size) if max_shard_size is not None else DEFAULT_MAX_SHARD_SIZE
         if limit <= 0:
             raise InvalidArgumentError(
                 f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
@@ -93,7 +127,7 @@ def iterable_source(
     sources = int(dataset.num_shards)
     count = num_shards
     if count is None and max_shard_size is not None:
-        limit = _parse_size(max_shard_size)
+        limit = parse_size(max_shard_size)
         if limit <= 0:
             raise InvalidArgumentError(
                 f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
@@ -160,7 +194,7 @@ def push_iterable(
 
 
 def push_dataset(
-    dataset: Dataset,
+    dataset: MapStyleSplit,
     target: PushTarget,
     split: str | None,
     max_shard_size: int | str | None,
@@ -175,7 +209,7 @@ def push_dataset(
 
 
 def push_dataset_dict(
-    splits: DatasetDict | Mapping[str, Any],
+    splits: Mapping[str, Any],
     target: PushTarget,
     max_shard_size: int | str | None,
     num_shards: Mapping[str, int | None] | None,

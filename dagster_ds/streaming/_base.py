@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from dagster_ds.arrow._lineage import LineageStep
 from dagster_ds.features import Features
-from dagster_ds.fingerprint import update_fingerprint
+from dagster_ds.fingerprint import LineageStep, update_fingerprint
 from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._iteration import EpochCell
 from dagster_ds.streaming._node import Node

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from dagster_ds.features._schemas import concat_batches
 from dagster_ds.streaming._arrow import (
-    concat_batches,
     group_rows,
     group_runs,
     grouped_schema,

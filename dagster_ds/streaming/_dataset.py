@@ -15,6 +15,7 @@ from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import generate_random_fingerprint, update_fingerprint
 from dagster_ds.formatting import Formatter
+from dagster_ds.formatting._tables import columns_of_rows, table_of_columns, typed_table
 from dagster_ds.streaming._column_ops import ColumnOperators
 from dagster_ds.streaming._columns import check_columns
 from dagster_ds.streaming._cursor import Cursor, start_position
@@ -146,10 +147,20 @@ class IterableDataset(RowOperators, ColumnOperators):
             >>> list(IterableDataset.from_dict({"a": [1, 2]}))
             [{'a': 1}, {'a': 2}]
         """
-        from dagster_ds.arrow import Dataset
+        from dagster_ds.streaming._construct import stream_table
 
-        dataset = Dataset.from_dict(mapping, features=features, split=split)
-        return dataset.to_iterable_dataset(num_shards=num_shards)
+        table, features = table_of_columns(mapping, features)
+        table, features, content = typed_table(table, features)
+        fingerprint = update_fingerprint(content, "to_iterable_dataset", {"num_shards": num_shards})
+        return stream_table(
+            table,
+            None,
+            features=features,
+            num_shards=num_shards,
+            split=split,
+            fingerprint=fingerprint,
+            format_type=None,
+        )
 
     @classmethod
     def from_list(
@@ -165,10 +176,7 @@ class IterableDataset(RowOperators, ColumnOperators):
             >>> list(IterableDataset.from_list([{"a": 1}, {"a": 2}]).take(1))
             [{'a': 1}]
         """
-        from dagster_ds.arrow import Dataset
-
-        dataset = Dataset.from_list(mapping, features=features, split=split)
-        return dataset.to_iterable_dataset(num_shards=num_shards)
+        return cls.from_dict(columns_of_rows(mapping), features, split, num_shards)
 
     # -- properties --------------------------------------------------------
 

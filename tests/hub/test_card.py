@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from dagster_ds.arrow import LineageStep
 from dagster_ds.errors import HubFeaturesMismatchError, InvalidArgumentError
 from dagster_ds.features import ClassLabel, Features, Value
+from dagster_ds.fingerprint import LineageStep
 from dagster_ds.hub._card import Card, SplitRecord
 
 FEATURES = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})

@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dagster_ds.parallel import in_processes
 from dagster_ds.errors import WorkerDiedError
+from dagster_ds.parallel import in_processes
 
 
 def _children() -> set[int]:

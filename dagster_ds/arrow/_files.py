@@ -1,0 +1,167 @@
+"""Map-style datasets from data files: a shard per file, cached by the file's content.
+
+What `load_dataset` does for each split of local or remote files, and what the
+file constructors (`Dataset.from_csv`, ...) do for theirs. A split's
+fingerprint is made of its files' (`split_fingerprint`), the same streamed or
+not, so `dagster_ds.load` uses it for streams too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from dagster_ds.arrow._dataset import Dataset
+from dagster_ds.arrow._dataset_sources import in_cache_dir
+from dagster_ds.arrow._entries import TableSink
+from dagster_ds.arrow._results import Transform, shard_table, shards_result
+from dagster_ds.arrow._shards import Shard, shards_fingerprint
+from dagster_ds.cache import CacheStore
+from dagster_ds.features import Features, cast_table
+from dagster_ds.fingerprint import HashNode, fingerprint_transform, replace_arguments
+from dagster_ds.formats import (
+    Filters,
+    ResolvedFile,
+    fingerprint_files,
+    infer_format,
+    iter_batches,
+    resolve_data_files,
+)
+from dagster_ds.progress import progress_bar
+
+_ROOT = "0" * 32
+
+
+def dataset_from_files(
+    kind: str,
+    files: str | Sequence[str],
+    split: str,
+    features: Features | None,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    **reader_options: Any,
+) -> Dataset:
+    """The split ``split`` of the ``kind`` files ``files`` (paths, globs or URLs)."""
+    with in_cache_dir(cache_dir):
+        resolved = resolve_data_files({split: files}, storage_options=storage_options)
+        return load_split(
+            split,
+            resolved[split],
+            kind,
+            features,
+            columns,
+            filters,
+            reader_options,
+            storage_options,
+        )
+
+
+def load_split(
+    split: str,
+    files: list[ResolvedFile],
+    fmt: str | None,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
+) -> Dataset:
+    """One split, a shard per file, each cached under the fingerprint of that file's content."""
+    file_format = fmt or infer_format([file.url for file in files])
+    transforms = file_transforms(
+        files, file_format, features, columns, filters, options, storage_options, origin
+    )
+
+    def features_for(schema: pa.Schema) -> Features:
+        return features if features is not None else Features.from_arrow_schema(schema)
+
+    def reader(file: ResolvedFile) -> Callable[[TableSink], None]:
+        def write(sink: TableSink) -> None:
+            for batch in iter_batches(
+                file,
+                file_format,
+                columns=columns,
+                filters=filters,
+                storage_options=storage_options,
+                **options,
+            ):
+                sink.write(cast_table(batch, features) if features is not None else batch)
+            if sink.num_rows == 0 and features is not None:
+                sink.write(features.arrow_schema.empty_table())
+
+        return write
+
+    shards: list[tuple[Shard, Features]] = []
+    store = CacheStore()
+    with progress_bar(sum(file.size for file in files), f"Loading {split}", unit="B") as bar:
+        for file, transform in zip(files, transforms, strict=True):
+            shards.append(shard_table(transform, reader(file), features_for, store=store))
+            bar.update(file.size)
+    fingerprint = split_fingerprint(transforms)
+    dataset = shards_result(
+        None, Transform("load_dataset", (), fingerprint, None), shards, features=features
+    )
+    dataset._split = split  # pyright: ignore[reportPrivateUsage]
+    return dataset
+
+
+def file_transforms(
+    files: list[ResolvedFile],
+    file_format: str,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
+) -> list[Transform]:
+    """Each file's shard: its fingerprint is that of the file's content and the reading options."""
+    transforms: list[Transform] = []
+    tree: HashNode | None = None
+    for file in files:
+        if tree is None:  # the first file, or unhashable options: hash every argument
+            args = _load_args(
+                [file], file_format, features, columns, filters, options, storage_options, origin
+            )
+            fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
+        else:  # the same options: hash only the file
+            source = fingerprint_files([file], storage_options=storage_options)
+            tree = replace_arguments(tree, {"source": source})
+            fingerprint = tree.digest
+        transforms.append(Transform("load_dataset", (), fingerprint, tree))
+    return transforms
+
+
+def split_fingerprint(transforms: Sequence[Transform]) -> str:
+    return shards_fingerprint([transform.fingerprint for transform in transforms])
+
+
+def _load_args(
+    files: list[ResolvedFile],
+    file_format: str,
+    features: Features | None,
+    columns: Sequence[str] | None,
+    filters: Filters | None,
+    options: Mapping[str, Any],
+    storage_options: Mapping[str, Any] | None,
+    origin: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What a loaded split's fingerprint is made of (the same streamed or not)."""
+    args: dict[str, Any] = {
+        "format": file_format,
+        "source": fingerprint_files(files, storage_options=storage_options),
+        "features": features.to_dict() if features is not None else None,
+        "columns": list(columns) if columns is not None else None,
+        "filters": filters,
+        "options": {key: value for key, value in options.items() if key != "stats"},
+    }
+    if origin is not None:
+        args["origin"] = dict(origin)
+    return args
