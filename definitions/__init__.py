@@ -17,6 +17,7 @@ from dagster_ds.orchestration import (
     fingerprint_refresh_schedule,
     fingerprint_source_sensor,
 )
+from dagster_ds.orchestration.components import shared_resource
 from definitions.daily import daily_assets
 from definitions.pipeline import GROUP, assets, checks
 
@@ -46,9 +47,13 @@ defs = dg.Definitions.merge(
         asset_checks=checks,
         schedules=[nightly_refresh],
         sensors=[observe_python_docs],
+        # Shared objects: a component scaffolded below with `resources: true` makes equal
+        # ones, which merge with these (distinct equal objects would clash).
         resources={
-            "io_manager": DatasetIOManager(base_dir=os.environ.get("DAGSTER_DS_STORAGE")),
-            "hub": hub_resource(),
+            "io_manager": shared_resource(
+                DatasetIOManager(base_dir=os.environ.get("DAGSTER_DS_STORAGE"))
+            ),
+            "hub": shared_resource(hub_resource()),
         },
     ),
     # Component definitions scaffolded into definitions/defs/ with `dg` (none by default).

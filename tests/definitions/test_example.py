@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 
 from dagster_ds import Dataset
 from dagster_ds.cache import CacheStore
@@ -166,3 +169,94 @@ def test_recorded_data_versions_are_the_fingerprints_of_the_stored_datasets(
         loaded = defs.load_asset_value(key, instance=example.instance)
         assert isinstance(loaded, Dataset)
         assert loaded.fingerprint == tags["dagster/data_version"]  # the content fingerprint
+
+
+# The README's declared pipeline (section "Components and `dg`"), `resources: true`.
+README_PIPELINE = """
+type: dagster_ds.orchestration.components.DatasetPipelineComponent
+attributes:
+  group_name: docs
+  sources:
+    - {name: docs, path: json, data_files: data/docs.jsonl}
+  transforms:
+    - name: lowercased
+      fn: .transforms.lowercase
+      fn_kwargs: {strip: true}
+      inputs: {docs: docs}
+  pushes:
+    - {name: docs_hub, repo_id: me/docs, splits: {train: lowercased}}
+  checks:
+    - {asset: lowercased, min_rows: 1}
+    - {asset: lowercased, columns: {text: string}}
+  resources: true
+"""
+
+
+def _example_copy(folder: Path) -> Path:
+    """The example project (code location, dg settings, data) copied into ``folder``."""
+    project = folder / "example"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(REPO_ROOT / "definitions", project / "definitions", ignore=ignore)
+    for name in ("pyproject.toml", "workspace.yaml"):
+        shutil.copy(REPO_ROOT / name, project / name)
+    return project
+
+
+def _dg(project: Path, home: Path, *args: str) -> str:
+    """Run ``dg`` in ``project`` on the instance ``home``; its output, asserting it succeeded."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("HF_TOKEN", "HF_ENDPOINT", "DAGSTER_DS_EXAMPLE_REPO", "DAGSTER_DS_STORAGE")
+    }
+    env.update(
+        # The copy's `definitions` first; dagster_ds from wherever this test imports it.
+        PYTHONPATH=os.pathsep.join([str(project), *filter(None, [env.get("PYTHONPATH")])]),
+        VIRTUAL_ENV=str(Path(sys.executable).parent.parent),
+        DAGSTER_HOME=str(home),
+        NO_COLOR="1",
+        COLUMNS="200",
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("dg")), *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    return output
+
+
+def _materialized(home: Path, key: str) -> dg.EventLogEntry | None:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return instance.get_latest_materialization_event(dg.AssetKey(key))
+
+
+@pytest.mark.slow
+def test_a_pipeline_scaffolded_with_dg_loads_and_runs_in_the_example(tmp_path: Path) -> None:
+    project = _example_copy(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    component = "dagster_ds.orchestration.components.DatasetPipelineComponent"
+    _dg(project, home, "scaffold", "defs", component, "docs")
+    assert "All definitions loaded successfully" in _dg(project, home, "check", "defs")
+    _dg(project, home, "launch", "--assets", "group:docs")
+    assert _materialized(home, "lowercased") is not None
+
+    # The README's declaration, with resources: true and a push: loads and runs too.
+    (project / "definitions" / "defs" / "docs" / "defs.yaml").write_text(
+        textwrap.dedent(README_PIPELINE)
+    )
+    assert "All definitions loaded successfully" in _dg(project, home, "check", "defs")
+    _dg(project, home, "launch", "--assets", "group:docs")
+    pushed = _materialized(home, "docs_hub")
+    assert pushed is not None
+    assert pushed.asset_materialization is not None
+    assert "dagster_ds/hub_commit" in pushed.asset_materialization.metadata
