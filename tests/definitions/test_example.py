@@ -76,6 +76,20 @@ def test_the_pipeline_graph() -> None:
         assert condition.get_label() == "fingerprint_changed"
 
 
+def test_the_schedules_and_the_source_sensor_start_switched_on() -> None:
+    for name in ("nightly_refresh", "daily_refresh"):
+        assert defs.resolve_schedule_def(name).default_status == dg.DefaultScheduleStatus.RUNNING
+    sensor = defs.resolve_sensor_def("observe_python_docs")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    # The daily refresh considers every day of the daily files.
+    repository = defs.get_repository_def()
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(instance=instance, repository_def=repository)
+        tick = defs.resolve_schedule_def("daily_refresh").evaluate_tick(context)
+    days = {path.stem for path in (REPO_ROOT / "definitions" / "data" / "daily").glob("*.jsonl")}
+    assert {request.partition_key for request in tick.run_requests or []} == days
+
+
 def test_the_multiprocess_executor_materializes_everything(example: Example) -> None:
     result = example.first
     assert result.success
