@@ -15,13 +15,13 @@ import dagster as dg
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.dg import EXAMPLE_SETTINGS
 
 DAILY_FILES = REPO_ROOT / "definitions" / "data" / "daily"
-_EXAMPLE_SETTINGS = ("HF_TOKEN", "HF_ENDPOINT", "DAGSTER_DS_EXAMPLE_REPO", "DAGSTER_DS_STORAGE")
 
 
 def _env(folder: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in _EXAMPLE_SETTINGS}
+    env = {key: value for key, value in os.environ.items() if key not in EXAMPLE_SETTINGS}
     env.pop("DAGSTER_HOME", None)
     return {**env, "DAGSTER_DS_DEMO_DIR": str(folder)}
 

@@ -18,6 +18,7 @@ from dagster_ds.cache import CacheStore
 from definitions import defs
 from tests.conftest import REPO_ROOT
 from tests.definitions.conftest import Example
+from tests.dg import run_dg
 
 ASSETS = ["paragraphs", "tokenized", "train", "test"]
 PUBLISHED = "python_docs_hub"  # publishes train and test in one Hub commit
@@ -217,31 +218,8 @@ def _example_copy(folder: Path) -> Path:
 
 
 def _dg(project: Path, home: Path, *args: str) -> str:
-    """Run ``dg`` in ``project`` on the instance ``home``; its output, asserting it succeeded."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("HF_TOKEN", "HF_ENDPOINT", "DAGSTER_DS_EXAMPLE_REPO", "DAGSTER_DS_STORAGE")
-    }
-    env.update(
-        # The copy's `definitions` first; dagster_ds from wherever this test imports it.
-        PYTHONPATH=os.pathsep.join([str(project), *filter(None, [env.get("PYTHONPATH")])]),
-        VIRTUAL_ENV=str(Path(sys.executable).parent.parent),
-        DAGSTER_HOME=str(home),
-        NO_COLOR="1",
-        COLUMNS="200",
-        HF_HUB_DISABLE_XET="1",
-        HF_HUB_DISABLE_TELEMETRY="1",
-    )
-    result = subprocess.run(
-        [str(Path(sys.executable).with_name("dg")), *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    """``dg ARGS`` in the example's copy; its output, asserting it succeeded."""
+    result = run_dg(project, home, *args, path=project)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     return output

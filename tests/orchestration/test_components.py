@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from dagster.components.testing import create_defs_folder_sandbox
 from dagster_ds.errors import DatasetAssetDefinitionError
 from dagster_ds.orchestration import DatasetIOManager, HubResource
 from dagster_ds.orchestration.components import DatasetPipelineComponent, shared_resource
+from tests.dg import run_dg
 from tests.orchestration.conftest import latest, metadata_value
 
 COMPONENT = "dagster_ds.orchestration.components.DatasetPipelineComponent"
@@ -127,24 +126,7 @@ def _build_error(sandbox: Any, path: Path) -> str:
 
 
 def _dg(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(project / "src"),
-        "VIRTUAL_ENV": str(Path(sys.executable).parent.parent),
-        "DAGSTER_HOME": str(project / "home"),
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-    }
-    (project / "home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("dg")), *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return run_dg(project, project / "home", *args, path=project / "src")
 
 
 @pytest.mark.slow
