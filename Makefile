@@ -17,7 +17,7 @@ PARALLEL := -n 2 --dist loadfile
 # PYTHONDONTWRITEBYTECODE=1 in the environment would otherwise stop being written.
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 
-.PHONY: demo ui test test-fast test-pythons check lint types unit durations browser services bench clean
+.PHONY: demo demo-reset ui test test-fast test-pythons check lint types unit durations browser services bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,21 +33,30 @@ $(DEMO_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(BIN)/$(PIP) -e '.[demo]'
 	touch $(DEMO_STAMP)
 
-## Set up and run the example pipeline: from nothing, then again (everything skipped).
+# The demo's folder (instance, store, Hub, cache), kept from one `make demo` to the next:
+# .demo/, or $DAGSTER_DS_DEMO_DIR when set (definitions/demo.py reads it too).
+DEMO := $(or $(DAGSTER_DS_DEMO_DIR),$(CURDIR)/.demo)
+DEMO_HUB := $(DEMO)/dagster_home/storage/dagster_ds_hub
+
+## Set up and refresh the example pipeline in .demo/: the first time from nothing, then
+## (kept instance) only what changed; its scheduled ticks then launch no run.
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m definitions.demo
 
+## Delete .demo/ to start over; refused while `make ui` or `make demo` uses it.
+demo-reset: $(DEMO_STAMP)
+	$(BIN)/python -m definitions.demo --reset
+
 ## Start the Dagster web UI (and daemon) on the demo's instance: http://127.0.0.1:3000
 ## and the instance's embedded Hub on its recorded port, so the Hub links on
-## materializations open (the URL is printed as HF_ENDPOINT=...).
-DEMO := $(CURDIR)/.demo
-DEMO_HUB := $(DEMO)/dagster_home/storage/dagster_ds_hub
+## materializations open (the URL is printed as HF_ENDPOINT=...). The schedules and
+## the source sensor run (switched on by default). It holds the instance while it runs.
 ui: $(DEMO_STAMP)
 	mkdir -p $(DEMO_HUB)
 	$(BIN)/dagster-ds hub serve --data-dir $(DEMO_HUB) --stable-port & hub=$$!; \
 	trap 'kill $$hub 2>/dev/null' EXIT INT TERM; \
 	DAGSTER_HOME=$(DEMO)/dagster_home DAGSTER_DS_CACHE=$(DEMO)/cache \
-		$(BIN)/dagster dev -w workspace.yaml
+		$(BIN)/python -m definitions.demo --hold $(BIN)/dagster dev -w workspace.yaml
 
 ## Set up, then lint, type-check and run the whole test suite. Pyright runs beside
 ## pytest at the lowest CPU priority (nice 19): the suite leaves a core idle much of
@@ -113,5 +122,8 @@ services:
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
+## Delete what the targets made; .demo/ only when nothing uses it (as demo-reset).
 clean:
+	@if [ -d .demo ] && [ -x $(BIN)/python ]; then \
+		DAGSTER_DS_DEMO_DIR=$(CURDIR)/.demo $(BIN)/python -m definitions.demo --reset; fi
 	rm -rf $(VENV) .venv-* .pytest_cache .ruff_cache .hypothesis .demo

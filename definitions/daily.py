@@ -5,9 +5,9 @@
       -> daily_paragraphs   the same cleaning as `paragraphs`, per day
 
 Each day is its own version in the store with its own fingerprint and data
-version; a backfill of the three days runs only the days whose file or code
-changed. Not part of the nightly refresh: backfill it from the UI (asset page,
-"Materialize", all partitions).
+version. Not part of the nightly refresh: the ``daily_refresh`` schedule
+considers every day and runs only the days whose file or code changed
+(``make demo`` materializes them all; a backfill from the UI works too).
 """
 
 from __future__ import annotations

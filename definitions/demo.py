@@ -1,24 +1,43 @@
-"""`make demo`: materialize the example from nothing, then a scheduled refresh: nothing to do.
+"""`make demo`: refresh the example; a second `make demo` finds everything stored.
 
-Everything lives in ``.demo/`` at the repository root (recreated each time):
-the Dagster instance (``.demo/dagster_home``, which ``make ui`` opens), the
-stored datasets and the embedded Hub (in the instance's storage folder), and
-the dataset cache. Runs use the multiprocess executor (one process per step).
-The second refresh is a tick of the nightly schedule: it observes the source,
-finds no stale asset and launches no run.
+Everything lives in ``.demo/`` at the repository root (``$DAGSTER_DS_DEMO_DIR``
+when set), kept from one ``make demo`` to the next: the Dagster instance
+(``.demo/dagster_home``, which ``make ui`` opens), the stored datasets and the
+embedded Hub (in the instance's storage folder, with its recorded port, so the
+Hub links of earlier runs keep working), and the dataset cache.
+
+On a new instance, ``make demo`` first runs the nightly refresh job with the
+multiprocess executor (one process per step), computing and pushing
+everything. Then, every time, a tick of the daily schedule requests one run
+per daily partition that is missing or changed, and a tick of the nightly
+schedule observes the source and requests a run of the stale assets only (a
+tick's runs execute in process). When nothing changed, as on a second ``make
+demo``, the ticks find every fingerprint stored and launch no run.
+
+``make ui`` and ``make demo`` hold the instance (a shared lock on
+``.demo/in-use.lock``) while they run; ``make demo-reset`` (``--reset``) deletes
+``.demo/`` to start over, and refuses while it is held.
 """
 
 from __future__ import annotations
 
+import argparse
+import fcntl
 import os
 import shutil
+import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
 
-ROOT = Path(__file__).resolve().parent.parent / ".demo"
+ROOT = Path(
+    os.environ.get("DAGSTER_DS_DEMO_DIR") or Path(__file__).resolve().parent.parent / ".demo"
+).resolve()
 HOME = ROOT / "dagster_home"
+LOCK = ROOT / "in-use.lock"
 # One process per step, forked from a server that imported the pipeline once; the
 # console shows Dagster's INFO messages (one line per asset: what ran and why), not DEBUG
 # (the instance's python_log_level covers the messages of step processes starting).
@@ -30,6 +49,8 @@ RUN_CONFIG = {
     },
     "loggers": {"console": {"config": {"log_level": "INFO"}}},
 }
+# A tick's runs refresh little (a day's file, what changed): in process, no step processes.
+TICK_RUN_CONFIG = {"execution": {"config": {"in_process": {}}}, "loggers": RUN_CONFIG["loggers"]}
 
 
 # What a materialization's `dagster_ds/cache` entry means, in the demo's words.
@@ -37,18 +58,69 @@ OUTCOMES = {"miss": "computed", "hit": "stored"}
 
 
 def prepare() -> None:
-    """A fresh instance and cache under ``.demo/``."""
-    shutil.rmtree(ROOT, ignore_errors=True)
-    HOME.mkdir(parents=True)
-    (HOME / "dagster.yaml").write_text(
-        "telemetry:\n  enabled: false\npython_logs:\n  python_log_level: INFO\n"
-    )
+    """The instance and cache under ``ROOT``: made when missing, else kept as they are."""
+    HOME.mkdir(parents=True, exist_ok=True)
+    settings = HOME / "dagster.yaml"
+    if not settings.exists():
+        settings.write_text(
+            "telemetry:\n  enabled: false\npython_logs:\n  python_log_level: INFO\n"
+        )
     os.environ["DAGSTER_HOME"] = str(HOME)
     os.environ["DAGSTER_DS_CACHE"] = str(ROOT / "cache")
     os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("DAGSTER_DS_DISABLE_PROGRESS_BARS", "1")
+
+
+def _lock() -> int:
+    ROOT.mkdir(parents=True, exist_ok=True)
+    return os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+@contextmanager
+def held(exclusive: bool = False) -> Iterator[bool]:
+    """Hold ``LOCK``: shared (waits for a reset to finish), or exclusive if free at once.
+
+    Yields whether it is held (an exclusive lock is not while anyone else holds it).
+    The lock goes with the process, whatever ends it.
+    """
+    descriptor = _lock()
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+            acquired = True
+        except BlockingIOError:
+            acquired = False
+        yield acquired
+    finally:
+        os.close(descriptor)
+
+
+def hold(command: Sequence[str]) -> None:
+    """Become ``command``, holding the instance (shared) until it exits: ``make ui``."""
+    descriptor = _lock()
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    os.set_inheritable(descriptor, True)  # the lock stays with the command's process
+    os.execvp(command[0], list(command))
+
+
+def reset() -> int:
+    """Delete ``ROOT`` unless something holds it; the exit status."""
+    if not ROOT.exists():
+        print(f"Nothing to reset: {ROOT} does not exist.")
+        return 0
+    with held(exclusive=True) as free:
+        if not free:
+            print(
+                f"The demo's instance in {ROOT} is in use (make ui or make demo is running on"
+                " it): nothing was deleted. Stop it, then run make demo-reset again.",
+                file=sys.stderr,
+            )
+            return 1
+        shutil.rmtree(ROOT)
+    print(f"Deleted {ROOT}: the next make demo starts from nothing.")
+    return 0
 
 
 def report(title: str, result: dg.ExecuteJobResult, seconds: float) -> None:
@@ -91,38 +163,77 @@ def _value(metadata: dict[str, dg.MetadataValue], key: str) -> str:
 
 def main() -> None:
     prepare()
-    from definitions import defs, nightly_refresh, refresh_job
+    from definitions import daily_refresh, daily_refresh_job, defs, nightly_refresh, refresh_job
 
-    with dg.DagsterInstance.get() as instance:
-        started = time.perf_counter()
-        result = dg.execute_job(
-            dg.reconstructable(refresh_job), instance=instance, run_config=RUN_CONFIG
-        )
-        report("Run 1, from nothing", result, time.perf_counter() - started)
-        if not result.success:
-            raise SystemExit(1)
-        started = time.perf_counter()
-        context = dg.build_schedule_context(
-            instance=instance, repository_def=defs.get_repository_def()
-        )
-        tick = nightly_refresh.evaluate_tick(context)
-        seconds = time.perf_counter() - started
-        title = "Refresh 2, nothing changed: a tick of the nightly schedule"
-        if not tick.run_requests:
-            print(f"\n{title}: no run launched, decided in {seconds:.2f}s")
-            print("\n".join(f"  {line.strip()}" for line in (tick.skip_message or "").splitlines()))
-        for request in tick.run_requests or []:  # something changed after all: run only that
+    with held(), dg.DagsterInstance.get() as instance:
+        earlier = instance.get_runs_count()
+        if earlier:
+            print(f"The instance in {HOME} is kept, with its {earlier} runs: refreshing it.")
+        else:
+            started = time.perf_counter()
             result = dg.execute_job(
-                dg.reconstructable(refresh_job),
-                instance=instance,
-                run_config=RUN_CONFIG,
-                asset_selection=list(request.asset_selection or []),
+                dg.reconstructable(refresh_job), instance=instance, run_config=RUN_CONFIG
             )
-            report(title, result, time.perf_counter() - started)
+            report("Run 1, from nothing", result, time.perf_counter() - started)
             if not result.success:
                 raise SystemExit(1)
+        repository = defs.get_repository_def()
+        title = "Daily partitions: a tick of the daily schedule"
+        tick(instance, repository, daily_refresh, daily_refresh_job, title)
+        title = "Refresh: a tick of the nightly schedule"
+        tick(instance, repository, nightly_refresh, refresh_job, title)
     print(f"\nThe instance is in {HOME}. Browse it with: make ui")
 
 
-if __name__ == "__main__":
+def tick(
+    instance: dg.DagsterInstance,
+    repository: dg.RepositoryDefinition,
+    schedule: dg.ScheduleDefinition,
+    job: Callable[[], dg.JobDefinition],
+    title: str,
+) -> None:
+    """Evaluate a tick of ``schedule`` and run what it requests (the stale assets, partitions)."""
+    started = time.perf_counter()
+    context = dg.build_schedule_context(instance=instance, repository_def=repository)
+    evaluated = schedule.evaluate_tick(context)
+    if not evaluated.run_requests:
+        seconds = time.perf_counter() - started
+        print(f"\n{title}: no run launched, decided in {seconds:.2f}s")
+        lines = (evaluated.skip_message or "").splitlines()
+        print("\n".join(f"  {line.strip()}" for line in lines))
+    for request in evaluated.run_requests or []:
+        partition = request.partition_key
+        tags = {**request.tags, **({"dagster/partition": partition} if partition else {})}
+        result = dg.execute_job(
+            dg.reconstructable(job),
+            instance=instance,
+            run_config=TICK_RUN_CONFIG,
+            tags=tags,
+            asset_selection=list(request.asset_selection or []),
+        )
+        where = f" {partition}" if partition else ""
+        report(f"{title}{where}", result, time.perf_counter() - started)
+        if not result.success:
+            raise SystemExit(1)
+        started = time.perf_counter()
+
+
+def cli(arguments: Sequence[str]) -> int:
+    """``python -m definitions.demo [--reset | --hold COMMAND...]``; the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m definitions.demo", description=__doc__)
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--reset", action="store_true", help="delete the demo's folder")
+    action.add_argument(
+        "--hold", nargs=argparse.REMAINDER, help="run COMMAND holding the demo's instance"
+    )
+    options = parser.parse_args(arguments)
+    if options.reset:
+        return reset()
+    if options.hold:
+        hold(options.hold)
     main()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli(sys.argv[1:]))

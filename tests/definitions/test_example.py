@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 
 from dagster_ds import Dataset
 from dagster_ds.cache import CacheStore
 from definitions import defs
 from tests.conftest import REPO_ROOT
 from tests.definitions.conftest import Example
+from tests.dg import run_dg
 
 ASSETS = ["paragraphs", "tokenized", "train", "test"]
 PUBLISHED = "python_docs_hub"  # publishes train and test in one Hub commit
@@ -71,6 +75,20 @@ def test_the_pipeline_graph() -> None:
         condition = graph.get(dg.AssetKey(key)).automation_condition
         assert condition is not None
         assert condition.get_label() == "fingerprint_changed"
+
+
+def test_the_schedules_and_the_source_sensor_start_switched_on() -> None:
+    for name in ("nightly_refresh", "daily_refresh"):
+        assert defs.resolve_schedule_def(name).default_status == dg.DefaultScheduleStatus.RUNNING
+    sensor = defs.resolve_sensor_def("observe_python_docs")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    # The daily refresh considers every day of the daily files.
+    repository = defs.get_repository_def()
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(instance=instance, repository_def=repository)
+        tick = defs.resolve_schedule_def("daily_refresh").evaluate_tick(context)
+    days = {path.stem for path in (REPO_ROOT / "definitions" / "data" / "daily").glob("*.jsonl")}
+    assert {request.partition_key for request in tick.run_requests or []} == days
 
 
 def test_the_multiprocess_executor_materializes_everything(example: Example) -> None:
@@ -172,3 +190,71 @@ def test_recorded_data_versions_are_the_fingerprints_of_the_stored_datasets(
         loaded = defs.load_asset_value(key, instance=example.instance)
         assert isinstance(loaded, Dataset)
         assert loaded.fingerprint == tags["dagster/data_version"]  # the content fingerprint
+
+
+# The README's declared pipeline (section "Components and `dg`"), `resources: true`.
+README_PIPELINE = """
+type: dagster_ds.orchestration.components.DatasetPipelineComponent
+attributes:
+  group_name: docs
+  sources:
+    - {name: docs, path: json, data_files: data/docs.jsonl}
+  transforms:
+    - name: lowercased
+      fn: .transforms.lowercase
+      fn_kwargs: {strip: true}
+      inputs: {docs: docs}
+  pushes:
+    - {name: docs_hub, repo_id: me/docs, splits: {train: lowercased}}
+  checks:
+    - {asset: lowercased, min_rows: 1}
+    - {asset: lowercased, columns: {text: string}}
+  resources: true
+"""
+
+
+def _example_copy(folder: Path) -> Path:
+    """The example project (code location, dg settings, data) copied into ``folder``."""
+    project = folder / "example"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(REPO_ROOT / "definitions", project / "definitions", ignore=ignore)
+    for name in ("pyproject.toml", "workspace.yaml"):
+        shutil.copy(REPO_ROOT / name, project / name)
+    return project
+
+
+def _dg(project: Path, home: Path, *args: str) -> str:
+    """``dg ARGS`` in the example's copy; its output, asserting it succeeded."""
+    result = run_dg(project, home, *args, path=project)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    return output
+
+
+def _materialized(home: Path, key: str) -> dg.EventLogEntry | None:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return instance.get_latest_materialization_event(dg.AssetKey(key))
+
+
+@pytest.mark.slow
+def test_a_pipeline_scaffolded_with_dg_loads_and_runs_in_the_example(tmp_path: Path) -> None:
+    project = _example_copy(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    component = "dagster_ds.orchestration.components.DatasetPipelineComponent"
+    _dg(project, home, "scaffold", "defs", component, "docs")
+    assert "All definitions loaded successfully" in _dg(project, home, "check", "defs")
+    _dg(project, home, "launch", "--assets", "group:docs")
+    assert _materialized(home, "lowercased") is not None
+
+    # The README's declaration, with resources: true and a push: loads and runs too.
+    (project / "definitions" / "defs" / "docs" / "defs.yaml").write_text(
+        textwrap.dedent(README_PIPELINE)
+    )
+    assert "All definitions loaded successfully" in _dg(project, home, "check", "defs")
+    _dg(project, home, "launch", "--assets", "group:docs")
+    pushed = _materialized(home, "docs_hub")
+    assert pushed is not None
+    assert pushed.asset_materialization is not None
+    assert "dagster_ds/hub_commit" in pushed.asset_materialization.metadata

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,9 @@ import pytest
 from dagster.components.testing import create_defs_folder_sandbox
 
 from dagster_ds.errors import DatasetAssetDefinitionError
-from dagster_ds.orchestration.components import DatasetPipelineComponent
+from dagster_ds.orchestration import DatasetIOManager, HubResource
+from dagster_ds.orchestration.components import DatasetPipelineComponent, shared_resource
+from tests.dg import run_dg
 from tests.orchestration.conftest import latest, metadata_value
 
 COMPONENT = "dagster_ds.orchestration.components.DatasetPipelineComponent"
@@ -126,24 +126,7 @@ def _build_error(sandbox: Any, path: Path) -> str:
 
 
 def _dg(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(project / "src"),
-        "VIRTUAL_ENV": str(Path(sys.executable).parent.parent),
-        "DAGSTER_HOME": str(project / "home"),
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-    }
-    (project / "home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("dg")), *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return run_dg(project, project / "home", *args, path=project / "src")
 
 
 @pytest.mark.slow
@@ -330,3 +313,61 @@ def test_a_bad_partitions_declaration_is_refused_clearly() -> None:
             ),
         )
         assert "is not a valid daily partitioning" in _build_error(sandbox, path)
+
+
+def test_equal_resources_of_components_and_the_project_merge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HF_ENDPOINT", raising=False)
+    with create_defs_folder_sandbox() as sandbox:
+        sandbox.scaffold_component(DatasetPipelineComponent, defs_path="first")
+        transform = {
+            "name": "lowered_2",
+            "fn": ".transforms.lowercase",
+            "fn_kwargs": {"strip": True},
+            "inputs": {"docs": "docs_2"},
+        }
+        second = sandbox.scaffold_component(
+            DatasetPipelineComponent,
+            defs_path="second",
+            defs_yaml_contents=_yaml(
+                {
+                    "sources": [{"name": "docs_2", "path": "json", "data_files": "data/*.jsonl"}],
+                    "transforms": [transform],
+                    "pushes": [{"name": "hub_2", "repo_id": "me/d", "splits": {"x": "lowered_2"}}],
+                }
+            ),
+        )
+        (second / "transforms.py").write_text(
+            (second.parent / "first" / "transforms.py").read_text()
+        )
+        # Two components, both with resources: true (the default), in one defs folder.
+        with sandbox.build_all_defs() as components:
+            project = dg.Definitions(
+                resources={
+                    "io_manager": shared_resource(DatasetIOManager()),
+                    "hub": shared_resource(HubResource()),
+                }
+            )
+            merged = dg.Definitions.merge(project, components)
+            assert {"io_manager", "hub"} <= set(merged.resources or {})
+            merged.get_repository_def().validate_loadable()
+            # A project whose io_manager really differs still clashes.
+            other = dg.Definitions(
+                resources={"io_manager": shared_resource(DatasetIOManager(base_dir="elsewhere"))}
+            )
+            with pytest.raises(dg.DagsterInvariantViolationError, match="'io_manager'"):
+                dg.Definitions.merge(other, components)
+
+
+def test_shared_resources_are_equal_in_class_and_configuration() -> None:
+    token = shared_resource(HubResource(token=dg.EnvVar("HF_TOKEN")))
+    assert shared_resource(HubResource(token=dg.EnvVar("HF_TOKEN"))) is token
+    assert shared_resource(HubResource(token="HF_TOKEN")) is not token  # a literal token
+    store = shared_resource(DatasetIOManager(storage_options={"key": "a"}))
+    assert shared_resource(DatasetIOManager(storage_options={"key": "a"})) is store
+    assert shared_resource(DatasetIOManager(storage_options={"key": "b"})) is not store
+    assert shared_resource(DatasetIOManager(base_dir="x")) is not shared_resource(
+        DatasetIOManager(base_dir="y")
+    )

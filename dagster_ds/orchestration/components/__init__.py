@@ -2,7 +2,8 @@
 
 ``dg list components`` lists `DatasetPipelineComponent`; ``dg scaffold defs
 dagster_ds.orchestration.components.DatasetPipelineComponent my_pipeline``
-writes a runnable pipeline to start from.
+writes a runnable pipeline to start from. `shared_resource` makes a project's
+resources one object with a component's equal ones, so their definitions merge.
 
 Example:
     >>> from dagster_ds.orchestration.components import DatasetPipelineComponent
@@ -13,5 +14,6 @@ Example:
 from dagster_ds.orchestration.components.pipeline import (
     DatasetPipelineComponent as DatasetPipelineComponent,
 )
+from dagster_ds.orchestration.components.resources import shared_resource as shared_resource
 
-__all__ = ["DatasetPipelineComponent"]
+__all__ = ["DatasetPipelineComponent", "shared_resource"]

@@ -30,6 +30,7 @@ from dagster_ds.orchestration.asset import dataset_asset
 from dagster_ds.orchestration.automation import fingerprint_changed, fingerprint_source_sensor
 from dagster_ds.orchestration.checks import row_count_check, schema_check
 from dagster_ds.orchestration.components.partitions import PartitionsModel, partitions_definition
+from dagster_ds.orchestration.components.resources import shared_resource
 from dagster_ds.orchestration.io_manager import DatasetIOManager
 from dagster_ds.orchestration.publish import publish_to_hub
 from dagster_ds.orchestration.resource import HubResource, HubTarget
@@ -55,11 +56,12 @@ class DatasetPipelineScaffolder(dg.Scaffolder):
     """``dg scaffold defs dagster_ds.DatasetPipelineComponent NAME``: a pipeline that runs.
 
     Writes ``defs.yaml`` (a source, a transform with ``fn_kwargs`` and a row
-    count check), ``transforms.py`` and ``data/docs.jsonl`` to start from.
+    count check, in a group named after the folder: ``dg launch --assets
+    group:NAME`` runs it), ``transforms.py`` and ``data/docs.jsonl`` to start from.
     """
 
     def scaffold(self, request: dg.ScaffoldRequest[Any]) -> None:
-        """Write the example pipeline into the new component folder."""
+        """Write the example pipeline into the new component folder, its group named after it."""
         folder = Path(request.target_path)
         (folder / "data").mkdir(parents=True, exist_ok=True)
         (folder / "data" / "docs.jsonl").write_text(_EXAMPLE_ROWS, encoding="utf-8")
@@ -67,6 +69,7 @@ class DatasetPipelineScaffolder(dg.Scaffolder):
         dg.scaffold_component(
             request,
             {
+                "group_name": _identifier(folder.name),
                 "sources": [{"name": "docs", "path": "json", "data_files": "data/docs.jsonl"}],
                 "transforms": [
                     {
@@ -152,8 +155,10 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
     Every transform is a `dataset_asset`: skipped when its fingerprint is stored,
     versioned by its transform hash (the function, its helpers and ``fn_kwargs``).
     With ``resources: true`` (the default) the component also brings the
-    ``io_manager`` (a `DatasetIOManager` over ``storage``) and ``hub`` (the
-    embedded local Hub, or huggingface.co with ``HF_TOKEN``) resources. With
+    ``io_manager`` (a `DatasetIOManager` over ``storage``) and, when it pushes,
+    ``hub`` (the embedded local Hub, or huggingface.co with ``HF_TOKEN``)
+    resources, made with `shared_resource`: a project defining equal ones with
+    it (as the example does) merges with them instead of clashing. With
     ``automation: fingerprint_changed`` (the default) a `fingerprint_source_sensor`
     observes the sources every 15 minutes without a run, and a run is requested
     only for what changed.
@@ -179,7 +184,9 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
         default=None,
         description="The dataset store (a folder, relative to this one, or an fsspec URL).",
     )
-    resources: bool = Field(default=True, description="Define io_manager and hub resources.")
+    resources: bool = Field(
+        default=True, description="Define the io_manager resource, and hub when pushing."
+    )
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         """The assets, checks and (optionally) resources this pipeline declares."""
@@ -204,12 +211,11 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
         ]
         resources: dict[str, Any] = {}
         if self.resources:
-            resources = {
-                "io_manager": DatasetIOManager(
-                    base_dir=_files(self.storage, folder) if self.storage else None
-                ),
-                "hub": HubResource.from_env(),
-            }
+            # Shared objects: a project (or another component) defining equal ones merges.
+            base_dir = _files(self.storage, folder) if self.storage else None
+            resources["io_manager"] = shared_resource(DatasetIOManager(base_dir=base_dir))
+            if self.pushes or any(t.push_to_hub for t in self.transforms):
+                resources["hub"] = shared_resource(HubResource.from_env())
         return dg.Definitions(
             assets=assets,
             asset_checks=[_check(check) for check in self.checks],
@@ -224,7 +230,7 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
         requests what is below it; an unchanged source records nothing and requests nothing.
         """
         where = folder.relative_to(context.defs_module_path).as_posix()  # e.g. "docs_pipeline"
-        name = "observe_" + "".join(c if c.isalnum() else "_" for c in where)
+        name = "observe_" + _identifier(where)
         keys = [dg.AssetKey(source.name) for source in self.sources]
         return fingerprint_source_sensor(
             name,
@@ -268,6 +274,11 @@ class DatasetPipelineComponent(dg.Component, dg.Model, dg.Resolvable):
             push_to_hub=target,
             partitions_def=partitions_definition(transform.name, transform.partitions_def),
         )(function)
+
+
+def _identifier(text: str) -> str:
+    """``text`` as a Dagster name: letters, digits and underscores."""
+    return "".join(c if c.isalnum() else "_" for c in text)
 
 
 def _source_asset(
