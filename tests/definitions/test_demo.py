@@ -43,6 +43,18 @@ def _runs(folder: Path) -> list[str]:
         return [run.run_id for run in instance.get_runs()]
 
 
+def _data_versions(folder: Path) -> dict[str, str]:
+    """Each unpartitioned asset's latest data version, as Dagster records it."""
+    with dg.DagsterInstance.from_config(str(folder / "dagster_home")) as instance:
+        found: dict[str, str] = {}
+        for key in instance.get_asset_keys():
+            event = instance.get_latest_materialization_event(key)
+            tags = event.asset_materialization.tags if event and event.asset_materialization else {}
+            if tags and "dagster/data_version" in tags:
+                found[key.to_user_string()] = tags["dagster/data_version"]
+        return found
+
+
 def _daily_partitions(folder: Path) -> set[str]:
     with dg.DagsterInstance.from_config(str(folder / "dagster_home")) as instance:
         return instance.get_materialized_partitions(dg.AssetKey("daily_paragraphs"))
@@ -56,6 +68,12 @@ def test_a_second_demo_keeps_the_instance_in_use_and_skips_everything(tmp_path: 
     assert "Run 1, from nothing: succeeded" in first.stdout
     # Every daily file is a materialized partition.
     assert _daily_partitions(folder) == {path.stem for path in DAILY_FILES.glob("*.jsonl")}
+    # The table names each asset's outcome and the data version the UI shows.
+    versions = _data_versions(folder)
+    for asset in ("paragraphs", "tokenized", "train", "test"):
+        (line,) = [row for row in first.stdout.splitlines() if row.split()[:1] == [asset]]
+        assert line.split()[1:3] == ["computed", versions[asset]], line
+    assert "observed: a source, hashed by content" in first.stdout
     runs = _runs(folder)
     port = (folder / "dagster_home" / "storage" / "dagster_ds_hub" / "port.json").read_text()
 
