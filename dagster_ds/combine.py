@@ -17,15 +17,17 @@ import pyarrow as pa
 
 from dagster_ds.arrow import Dataset
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError
-from dagster_ds.features import Features
-from dagster_ds.features._schemas import unify_schemas
+from dagster_ds.features import Features, unify_schemas
 from dagster_ds.fingerprint import update_fingerprint
 from dagster_ds.formatting import Formatter
-from dagster_ds.streaming import IterableDataset
-from dagster_ds.streaming._concat import HorizontalConcat, VerticalConcat
-from dagster_ds.streaming._interleave import STRATEGIES as _STRATEGIES
-from dagster_ds.streaming._interleave import InterleaveNode
-from dagster_ds.streaming._rng import random_seed
+from dagster_ds.streaming import STRATEGIES as _STRATEGIES
+from dagster_ds.streaming import (
+    HorizontalConcat,
+    InterleaveNode,
+    IterableDataset,
+    VerticalConcat,
+    random_seed,
+)
 
 __all__ = ["concatenate_datasets", "interleave_datasets"]
 
@@ -68,7 +70,7 @@ def concatenate_datasets(
         raise InvalidArgumentError(f"concatenate_datasets: axis must be 0 or 1, got {axis!r}.")
     kind = _kind(dsets, "concatenate")
     if kind is Dataset:
-        from dagster_ds.arrow._combine import concatenate_map_style
+        from dagster_ds.arrow import concatenate_map_style
 
         result = concatenate_map_style([d for d in dsets if isinstance(d, Dataset)], axis)
         result._split = split  # pyright: ignore[reportPrivateUsage]
@@ -148,7 +150,7 @@ def interleave_datasets(
         )
     kind = _kind(datasets, "interleave")
     if kind is Dataset:
-        from dagster_ds.arrow._combine import interleave_map_style
+        from dagster_ds.arrow import interleave_map_style
 
         maps = [d for d in datasets if isinstance(d, Dataset)]
         result = interleave_map_style(maps, probabilities, seed, stopping_strategy)
@@ -200,7 +202,7 @@ def _kind(datasets: Sequence[object], what: str) -> type:
 
 
 def _merged(features: Sequence[Features], names: Sequence[str]) -> Features:
-    from dagster_ds.arrow._combine import merged_features
+    from dagster_ds.arrow import merged_features
 
     return merged_features(features, pa.schema([(name, pa.null()) for name in names]))
 

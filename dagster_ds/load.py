@@ -11,9 +11,14 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from dagster_ds.arrow import Dataset, DatasetDict
-from dagster_ds.arrow._dataset_sources import in_cache_dir
-from dagster_ds.arrow._files import file_transforms, load_split, split_fingerprint
+from dagster_ds.arrow import (
+    Dataset,
+    DatasetDict,
+    file_transforms,
+    in_cache_dir,
+    load_split,
+    split_fingerprint,
+)
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.formats import (
@@ -197,7 +202,7 @@ def _load_dataset(
 ) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     origin: dict[str, Any] | None = None
     if _is_hub_repo(path):
-        from dagster_ds.hub._load import resolve_hub_dataset
+        from dagster_ds.hub import resolve_hub_dataset
 
         hub = resolve_hub_dataset(
             path, name, data_dir, data_files, revision=revision, token=token, endpoint=endpoint
@@ -259,7 +264,7 @@ def load_from_disk(
         >>> load_from_disk(folder)["a"][:]
         [1]
     """
-    from dagster_ds.arrow._dict_disk import is_saved_dataset_dict
+    from dagster_ds.arrow import is_saved_dataset_dict
 
     if is_saved_dataset_dict(str(dataset_path), storage_options):
         return DatasetDict.load_from_disk(dataset_path, keep_in_memory, storage_options)
@@ -268,7 +273,7 @@ def load_from_disk(
 
 def _is_hub_repo(path: str) -> bool:
     """Whether ``path`` names a Hub dataset repository rather than local files."""
-    from dagster_ds.hub._load import looks_like_hub_id
+    from dagster_ds.hub import looks_like_hub_id
 
     return looks_like_hub_id(path)
 
@@ -301,8 +306,7 @@ def _stream(
     origin: Mapping[str, Any] | None = None,
 ) -> IterableDataset | IterableDatasetDict:
     """The splits as streams: nothing is read (or hashed) until used."""
-    from dagster_ds.streaming import IterableDatasetDict
-    from dagster_ds.streaming._construct import stream_files
+    from dagster_ds.streaming import IterableDatasetDict, stream_files
 
     def one(name: str) -> IterableDataset:
         files = resolved[name]

@@ -217,11 +217,23 @@ def test_imports_point_down_the_layers(package_imports: list[Import]) -> None:
     assert upward_arrows(package_imports) == []
 
 
-@_BEING_FIXED
 def test_packages_import_each_other_only_through_their_init(
     package_imports: list[Import],
 ) -> None:
     assert private_imports(package_imports) == []
+
+
+def test_internal_names_are_apart_from_the_public_api() -> None:
+    """A package's ``__internal__`` names (for the other packages) are not in its ``__all__``."""
+    import importlib
+
+    for name in sorted(modules(PACKAGE)):
+        if is_private(name):
+            continue
+        module = importlib.import_module(name)
+        internal = set(getattr(module, "__internal__", ()))
+        assert not internal & set(getattr(module, "__all__", ())), name
+        assert all(hasattr(module, item) for item in internal), name
 
 
 @_BEING_FIXED

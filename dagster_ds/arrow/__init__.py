@@ -8,11 +8,77 @@ Example:
 """
 
 from dagster_ds.arrow._column import Column as Column
+
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.arrow._combine import concatenate_map_style as concatenate_map_style
+from dagster_ds.arrow._combine import interleave_map_style as interleave_map_style
+from dagster_ds.arrow._combine import merged_features as merged_features
 from dagster_ds.arrow._dataset import Dataset as Dataset
+from dagster_ds.arrow._dataset_sources import in_cache_dir as in_cache_dir
 from dagster_ds.arrow._dict import DatasetDict as DatasetDict
+from dagster_ds.arrow._dict_disk import is_saved_dataset_dict as is_saved_dataset_dict
+from dagster_ds.arrow._entries import TableSink as TableSink
+from dagster_ds.arrow._files import file_transforms as file_transforms
+from dagster_ds.arrow._files import load_split as load_split
+from dagster_ds.arrow._files import split_fingerprint as split_fingerprint
 from dagster_ds.arrow._info import DatasetInfo as DatasetInfo
 from dagster_ds.arrow._info import NamedSplit as NamedSplit
 from dagster_ds.arrow._info import Split as Split
+from dagster_ds.arrow._parallel import Piece as Piece
+from dagster_ds.arrow._parallel import ShardWork as ShardWork
+from dagster_ds.arrow._parts import dataset_of_parts as dataset_of_parts
+from dagster_ds.arrow._results import Transform as Transform
+from dagster_ds.arrow._results import open_table_shard as open_table_shard
+from dagster_ds.arrow._results import shard_table as shard_table
+from dagster_ds.arrow._results import shards_result as shards_result
+from dagster_ds.arrow._shards import Shard as Shard
+from dagster_ds.arrow._shards import shards_fingerprint as shards_fingerprint
+from dagster_ds.arrow._stored import VERSION_KIND as VERSION_KIND
+from dagster_ds.arrow._stored import Retention as Retention
+from dagster_ds.arrow._stored import StoredVersion as StoredVersion
+from dagster_ds.arrow._stored import adopt as adopt
+from dagster_ds.arrow._stored import all_versions as all_versions
+from dagster_ds.arrow._stored import derived_key as derived_key
+from dagster_ds.arrow._stored import describe_version as describe_version
+from dagster_ds.arrow._stored import kept_entries as kept_entries
+from dagster_ds.arrow._stored import open_version as open_version
+from dagster_ds.arrow._stored import retain as retain
+from dagster_ds.arrow._stored import store_version as store_version
+from dagster_ds.arrow._stored import version_record as version_record
 from dagster_ds.fingerprint import LineageStep as LineageStep
 
 __all__ = ["Column", "Dataset", "DatasetDict", "DatasetInfo", "LineageStep", "NamedSplit", "Split"]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "Piece",
+    "Retention",
+    "Shard",
+    "ShardWork",
+    "StoredVersion",
+    "TableSink",
+    "Transform",
+    "VERSION_KIND",
+    "adopt",
+    "all_versions",
+    "concatenate_map_style",
+    "dataset_of_parts",
+    "derived_key",
+    "describe_version",
+    "file_transforms",
+    "in_cache_dir",
+    "interleave_map_style",
+    "is_saved_dataset_dict",
+    "kept_entries",
+    "load_split",
+    "merged_features",
+    "open_table_shard",
+    "open_version",
+    "retain",
+    "shard_table",
+    "shards_fingerprint",
+    "shards_result",
+    "split_fingerprint",
+    "store_version",
+    "version_record",
+]

@@ -14,8 +14,7 @@ from dagster_ds.arrow._dataset import Dataset
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._results import Transform, table_result
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError, RowCountMismatchError
-from dagster_ds.features import Features
-from dagster_ds.features._schemas import conform, unify_schemas
+from dagster_ds.features import Features, conform, unify_schemas
 from dagster_ds.fingerprint import fingerprint_transform
 
 _BATCH = 10_000

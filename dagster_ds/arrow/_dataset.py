@@ -18,10 +18,9 @@ from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._info import InfoMethods
 from dagster_ds.arrow._shards import Shard, concatenate
 from dagster_ds.errors import ColumnNotFoundError
-from dagster_ds.features import Features
-from dagster_ds.features._features import with_features_metadata
+from dagster_ds.features import Features, with_features_metadata
 from dagster_ds.fingerprint import LineageStep, update_fingerprint
-from dagster_ds.formatting._tables import columns_of_rows, table_of_columns, typed_table
+from dagster_ds.formatting import columns_of_rows, table_of_columns, typed_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -464,7 +463,7 @@ class Dataset(
             >>> ds.num_shards, [x["a"] for x in ds]
             (2, [1, 2, 3, 4])
         """
-        from dagster_ds.streaming._construct import stream_table
+        from dagster_ds.streaming import stream_table
 
         fingerprint = update_fingerprint(
             self._fingerprint, "to_iterable_dataset", {"num_shards": num_shards}

@@ -178,8 +178,7 @@ class StorageMethods:
             >>> result.files
             ('data/train-00000-of-00002.parquet', 'data/train-00001-of-00002.parquet')
         """
-        from dagster_ds.hub._push import PushTarget
-        from dagster_ds.hub._sources import push_dataset
+        from dagster_ds.hub import PushTarget, push_dataset
 
         del embed_external_files
         target = PushTarget(

@@ -572,8 +572,7 @@ class DatasetDict(dict[str, Dataset]):
             >>> result.splits, dict(result.num_rows)
             (('train', 'test'), {'train': 2, 'test': 1})
         """
-        from dagster_ds.hub._push import PushTarget
-        from dagster_ds.hub._sources import push_dataset_dict
+        from dagster_ds.hub import PushTarget, push_dataset_dict
 
         del embed_external_files
         target = PushTarget(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import fsspec
 
 from dagster_ds.arrow._disk import STATE_FILE, publish_saved, staged_folder, write_dataset
-from dagster_ds.cache._storage import open_storage
+from dagster_ds.cache import open_storage
 from dagster_ds.errors import NotASavedDatasetError
 
 if TYPE_CHECKING:

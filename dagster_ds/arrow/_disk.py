@@ -22,9 +22,7 @@ import fsspec
 import pyarrow as pa
 
 from dagster_ds.arrow._formatting import OutputFormat
-from dagster_ds.cache._commit import publish_folder
-from dagster_ds.cache._storage import Storage, open_storage
-from dagster_ds.cache._units import parse_size
+from dagster_ds.cache import Storage, open_storage, parse_size, publish_folder
 from dagster_ds.errors import NotASavedDatasetError, SaveConflictError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import LineageStep

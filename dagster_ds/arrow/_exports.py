@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow as pa
 
-from dagster_ds.features import features_to_schema_metadata
-from dagster_ds.features._decode import json_decoders
+from dagster_ds.features import features_to_schema_metadata, json_decoders
 from dagster_ds.formats import open_writer
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from dagster_ds.arrow._parallel import IndicesWork, Recipe, run_work
 from dagster_ds.arrow._results import plan, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
-from dagster_ds.formatting._calls import awaited_all
+from dagster_ds.formatting import awaited_all
 from dagster_ds.parallel import ShardExecutor
 from dagster_ds.progress import progress_bar
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dagster_ds.errors import InvalidArgumentError
-from dagster_ds.formatting._outputs import MixedValue, mixed_as_json
+from dagster_ds.formatting import MixedValue, mixed_as_json
 
 _MIXED_TYPES = (None, "use_json")
 

@@ -18,8 +18,8 @@ from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
-from dagster_ds.formatting._calls import FunctionCall
-from dagster_ds.formatting._outputs import (
+from dagster_ds.formatting import (
+    FunctionCall,
     deleted_columns,
     function_output,
     merge,

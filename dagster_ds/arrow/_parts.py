@@ -28,7 +28,7 @@ def dataset_of_parts(parts: Sequence[Dataset]) -> Dataset:
     """
     from dagster_ds.arrow._combine import merged_features
     from dagster_ds.arrow._dataset import Dataset
-    from dagster_ds.features._schemas import unify_schemas
+    from dagster_ds.features import unify_schemas
 
     if not parts:
         raise InvalidArgumentError(

@@ -12,7 +12,7 @@ from dagster_ds.arrow._results import Transform, given_transform, table_result
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, cast_table
 from dagster_ds.fingerprint import fingerprint_transform
-from dagster_ds.formatting._outputs import rows_to_batch
+from dagster_ds.formatting import rows_to_batch
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset

@@ -35,16 +35,25 @@ Example:
     {'num_rows': 2}
 """
 
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.cache._commit import publish_folder as publish_folder
 from dagster_ds.cache._entry import CacheEntry as CacheEntry
 from dagster_ds.cache._gc import GcReport as GcReport
+from dagster_ds.cache._layout import ENV_VAR as ENV_VAR
 from dagster_ds.cache._layout import default_cache_root as default_cache_root
 from dagster_ds.cache._locks import LockMode as LockMode
+from dagster_ds.cache._storage import Storage as Storage
+from dagster_ds.cache._storage import open_storage as open_storage
 from dagster_ds.cache._store import CacheStore as CacheStore
 from dagster_ds.cache._switch import cache_root as cache_root
 from dagster_ds.cache._switch import caching_disabled as caching_disabled
+from dagster_ds.cache._switch import current_root as current_root
 from dagster_ds.cache._switch import disable_caching as disable_caching
 from dagster_ds.cache._switch import enable_caching as enable_caching
 from dagster_ds.cache._switch import is_caching_enabled as is_caching_enabled
+from dagster_ds.cache._units import format_size as format_size
+from dagster_ds.cache._units import parse_duration as parse_duration
+from dagster_ds.cache._units import parse_size as parse_size
 from dagster_ds.cache._usage import EntryInfo as EntryInfo
 from dagster_ds.cache._verify import ChecksumPolicy as ChecksumPolicy
 from dagster_ds.cache._verify import VerifyReport as VerifyReport
@@ -67,4 +76,16 @@ __all__ = [
     "disable_caching",
     "enable_caching",
     "is_caching_enabled",
+]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "ENV_VAR",
+    "Storage",
+    "current_root",
+    "format_size",
+    "open_storage",
+    "parse_duration",
+    "parse_size",
+    "publish_folder",
 ]

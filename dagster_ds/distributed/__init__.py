@@ -14,6 +14,16 @@ Example:
 """
 
 from dagster_ds.distributed._executor import DaskExecutor as DaskExecutor
+
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.distributed._executor import check_shared_storage as check_shared_storage
+from dagster_ds.distributed._executor import import_distributed as import_distributed
 from dagster_ds.parallel import ShardCounts as ShardCounts
 
 __all__ = ["DaskExecutor", "ShardCounts"]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "check_shared_storage",
+    "import_distributed",
+]

@@ -11,9 +11,8 @@ import warnings
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from dagster_ds.arrow._parallel import Piece, ShardWork
-from dagster_ds.cache import CacheStore
-from dagster_ds.cache._switch import current_root
+from dagster_ds.arrow import Piece, ShardWork
+from dagster_ds.cache import CacheStore, current_root
 from dagster_ds.distributed._payload import Payload, digest, dumps
 from dagster_ds.distributed._task import ShardManifest, ShardTask, run_shard_task
 from dagster_ds.errors import (

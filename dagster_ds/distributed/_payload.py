@@ -21,9 +21,7 @@ import dill
 import pyarrow as pa
 import xxhash
 
-from dagster_ds.arrow import Dataset
-from dagster_ds.arrow._parallel import ShardWork
-from dagster_ds.arrow._shards import Shard
+from dagster_ds.arrow import Dataset, Shard, ShardWork
 from dagster_ds.features import Features
 
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dagster_ds.arrow._results import Transform, open_table_shard
-from dagster_ds.arrow._shards import Shard
+from dagster_ds.arrow import Shard, Transform, open_table_shard
 from dagster_ds.cache import CacheStore
 from dagster_ds.distributed._payload import Payload, loads
 from dagster_ds.errors import CacheError, ShardTaskError, StaleWorkerError

@@ -8,6 +8,8 @@ Example:
     True
 """
 
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.fingerprint._code import global_references as global_references
 from dagster_ds.fingerprint._lineage import LineageStep as LineageStep
 from dagster_ds.fingerprint._public import Hasher as Hasher
 from dagster_ds.fingerprint._public import explain as explain
@@ -38,4 +40,9 @@ __all__ = [
     "rebase_transform",
     "replace_arguments",
     "update_fingerprint",
+]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "global_references",
 ]

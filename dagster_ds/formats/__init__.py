@@ -30,6 +30,9 @@ from dagster_ds.formats._fingerprint import fingerprint_files as fingerprint_fil
 from dagster_ds.formats._infer import FORMATS as FORMATS
 from dagster_ds.formats._infer import infer_compression as infer_compression
 from dagster_ds.formats._infer import infer_format as infer_format
+
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.formats._io import is_file_object as is_file_object
 from dagster_ds.formats._ipc import ArrowIpcWriter as ArrowIpcWriter
 from dagster_ds.formats._ipc import iter_arrow_batches as iter_arrow_batches
 from dagster_ds.formats._json import iter_json_batches as iter_json_batches
@@ -76,4 +79,9 @@ __all__ = [
     "read_row_group",
     "resolve_data_files",
     "write_batches",
+]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "is_file_object",
 ]

@@ -17,10 +17,15 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.errors import FeatureError
-from dagster_ds.features import Features, FeatureType, cast_array, features_to_schema_metadata
-from dagster_ds.features._decode import column_features
-from dagster_ds.features._encode import encode_nested
-from dagster_ds.features._media import Media
+from dagster_ds.features import (
+    Features,
+    FeatureType,
+    Media,
+    cast_array,
+    column_features,
+    encode_nested,
+    features_to_schema_metadata,
+)
 from dagster_ds.formatting._lazy import LazyBatch
 
 _DO_NOT_FIT = (FeatureError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError)

@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 
 from dagster_ds.errors import UnknownFormatError
-from dagster_ds.features._decode import column_decoders
+from dagster_ds.features import column_decoders
 from dagster_ds.formatting._lazy import LazyBatch
 
 ArrowData: TypeAlias = pa.Table | pa.RecordBatch
@@ -271,7 +271,7 @@ def _decoded_column(values: list[Any], kind: str, name: str) -> Any:
 
 
 def _is_image(value: Any) -> bool:
-    from dagster_ds.features._image import is_pil_image
+    from dagster_ds.features import is_pil_image
 
     return is_pil_image(value)
 

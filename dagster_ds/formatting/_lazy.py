@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from dagster_ds.features._decode import Decoder, column_decoders
+from dagster_ds.features import Decoder, column_decoders
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -349,7 +349,7 @@ def _is_table(value: Any) -> bool:
 
 
 def _concat(pieces: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
-    from dagster_ds.features._schemas import concat_batches
+    from dagster_ds.features import concat_batches
 
     return concat_batches(pieces)
 

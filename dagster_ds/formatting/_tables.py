@@ -12,10 +12,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.features import Features, cast_table
-from dagster_ds.features._encode import holds_python_encoded
-from dagster_ds.features._features import with_features_metadata
-from dagster_ds.features._image import image_columns
+from dagster_ds.features import (
+    Features,
+    cast_table,
+    holds_python_encoded,
+    image_columns,
+    with_features_metadata,
+)
 from dagster_ds.fingerprint import Hasher
 from dagster_ds.formatting._outputs import mixed_as_json
 

@@ -27,6 +27,31 @@ Example:
     (False, True, ['a', 'b'])
 """
 
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.hub._client import LOCAL_HUB_TOKEN as LOCAL_HUB_TOKEN
+from dagster_ds.hub._client import disable_xet_and_telemetry as disable_xet_and_telemetry
+from dagster_ds.hub._client import is_valid_repo_id as is_valid_repo_id
+from dagster_ds.hub._client import is_valid_repo_name as is_valid_repo_name
+from dagster_ds.hub._load import looks_like_hub_id as looks_like_hub_id
+from dagster_ds.hub._load import resolve_hub_dataset as resolve_hub_dataset
 from dagster_ds.hub._push import PushResult as PushResult
+from dagster_ds.hub._push import PushTarget as PushTarget
+from dagster_ds.hub._sources import push_dataset as push_dataset
+from dagster_ds.hub._sources import push_dataset_dict as push_dataset_dict
+from dagster_ds.hub._sources import push_iterable as push_iterable
 
 __all__ = ["PushResult"]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "LOCAL_HUB_TOKEN",
+    "PushTarget",
+    "disable_xet_and_telemetry",
+    "is_valid_repo_id",
+    "is_valid_repo_name",
+    "looks_like_hub_id",
+    "push_dataset",
+    "push_dataset_dict",
+    "push_iterable",
+    "resolve_hub_dataset",
+]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dagster_ds.features._media import embed_files
+from dagster_ds.features import embed_files
 from dagster_ds.formats import BatchWriter, open_writer
 
 SourceReader = Callable[[int], Iterable[pa.Table | pa.RecordBatch]]

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from dagster_ds.cache._units import parse_size
+from dagster_ds.cache import parse_size
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import LineageStep

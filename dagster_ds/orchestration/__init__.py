@@ -25,6 +25,10 @@ Example:
 import dagster as dg
 
 from dagster_ds import __version__
+
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.orchestration._changes import explain_differences as explain_differences
+from dagster_ds.orchestration._store_discovery import instance_stores as instance_stores
 from dagster_ds.orchestration.asset import dataset_asset as dataset_asset
 from dagster_ds.orchestration.automation import fingerprint_changed as fingerprint_changed
 from dagster_ds.orchestration.automation import (
@@ -81,4 +85,10 @@ __all__ = [
     "row_count_check",
     "schema_check",
     "transform_hash",
+]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "explain_differences",
+    "instance_stores",
 ]

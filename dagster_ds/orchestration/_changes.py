@@ -21,7 +21,7 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow._stored import version_record
+from dagster_ds.arrow import version_record
 from dagster_ds.fingerprint import Difference, Hasher, HashNode, explain
 from dagster_ds.orchestration.io_manager import DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value

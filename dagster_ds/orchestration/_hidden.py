@@ -31,8 +31,7 @@ import dagster as dg
 import xxhash
 
 from dagster_ds.errors import DatasetAssetDefinitionError, UnhashableError
-from dagster_ds.fingerprint import Hasher, HashNode
-from dagster_ds.fingerprint._code import global_references
+from dagster_ds.fingerprint import Hasher, HashNode, global_references
 from dagster_ds.orchestration.resource import HubResource
 
 FingerprintInput = str | os.PathLike[str]

@@ -26,7 +26,7 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow._shards import shards_fingerprint
+from dagster_ds.arrow import shards_fingerprint
 from dagster_ds.cache import cache_root
 from dagster_ds.errors import DatasetSourceNotFoundError
 from dagster_ds.orchestration._partitions import (

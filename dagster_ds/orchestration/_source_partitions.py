@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
-from dagster_ds.arrow import Dataset
-from dagster_ds.arrow._parts import dataset_of_parts
+from dagster_ds.arrow import Dataset, dataset_of_parts
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetSourceNotFoundError
 from dagster_ds.orchestration._partitions import newest_record_id
 from dagster_ds.orchestration._provenance import remember

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from dagster_ds.arrow import Dataset
-from dagster_ds.arrow._entries import TableSink
-from dagster_ds.arrow._results import Transform, shard_table, shards_result
+from dagster_ds.arrow import Dataset, TableSink, Transform, shard_table, shards_result
 from dagster_ds.cache import CacheStore
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import HashNode
@@ -46,7 +44,7 @@ def stream_to_dataset(dataset: IterableDataset, store: CacheStore) -> Dataset:
 
 def as_stream(dataset: Dataset) -> IterableDataset:
     """A stored dataset streamed back (zero-copy slices), with its fingerprint."""
-    from dagster_ds.streaming._construct import stream_table
+    from dagster_ds.streaming import stream_table
 
     return stream_table(
         dataset.data,

@@ -69,8 +69,7 @@ class DaskResource(dg.ConfigurableResource):
     def executor(self) -> DaskExecutor:
         """The executor on this resource's cluster (the local one is started on first use)."""
         if self._executor is None:
-            from dagster_ds.distributed import DaskExecutor
-            from dagster_ds.distributed._executor import import_distributed
+            from dagster_ds.distributed import DaskExecutor, import_distributed
 
             distributed = import_distributed()
             if self.address is not None:
@@ -155,7 +154,7 @@ def _counted(
     context: dg.AssetExecutionContext, resource: DaskResource, store: DatasetStore | None
 ) -> Iterator[ShardRun]:
     """The block on ``resource``'s cluster, its shard counts logged and recorded."""
-    from dagster_ds.distributed._executor import check_shared_storage
+    from dagster_ds.distributed import check_shared_storage
 
     executor = resource.executor()
     if store is not None and "://" not in store.root:

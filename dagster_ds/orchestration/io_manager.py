@@ -28,14 +28,14 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from dagster_ds.arrow import Dataset
-from dagster_ds.arrow._parts import dataset_of_parts
-from dagster_ds.arrow._stored import (
+from dagster_ds.arrow import (
     VERSION_KIND,
+    Dataset,
     Retention,
     StoredVersion,
     adopt,
     all_versions,
+    dataset_of_parts,
     derived_key,
     describe_version,
     open_version,

@@ -36,7 +36,7 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.cache._units import format_size
+from dagster_ds.cache import format_size
 from dagster_ds.features import feature_to_arrow_type
 
 __all__ = ["DatasetMetadataKey", "recorded_value"]

@@ -34,7 +34,7 @@ from filelock import FileLock
 from pydantic import Field, PrivateAttr
 
 from dagster_ds.errors import DatasetAssetDefinitionError
-from dagster_ds.hub._client import LOCAL_HUB_TOKEN, disable_xet_and_telemetry, is_valid_repo_id
+from dagster_ds.hub import LOCAL_HUB_TOKEN, disable_xet_and_telemetry, is_valid_repo_id
 
 if TYPE_CHECKING:
     from dagster_ds.arrow import Dataset, DatasetDict

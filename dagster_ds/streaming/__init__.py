@@ -27,7 +27,27 @@ Example:
 """
 
 from dagster_ds.streaming._column import IterableColumn as IterableColumn
+
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.streaming._concat import HorizontalConcat as HorizontalConcat
+from dagster_ds.streaming._concat import VerticalConcat as VerticalConcat
+from dagster_ds.streaming._construct import stream_files as stream_files
+from dagster_ds.streaming._construct import stream_table as stream_table
 from dagster_ds.streaming._dataset import IterableDataset as IterableDataset
 from dagster_ds.streaming._dict import IterableDatasetDict as IterableDatasetDict
+from dagster_ds.streaming._interleave import STRATEGIES as STRATEGIES
+from dagster_ds.streaming._interleave import InterleaveNode as InterleaveNode
+from dagster_ds.streaming._rng import random_seed as random_seed
 
 __all__ = ["IterableColumn", "IterableDataset", "IterableDatasetDict"]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "HorizontalConcat",
+    "InterleaveNode",
+    "STRATEGIES",
+    "VerticalConcat",
+    "random_seed",
+    "stream_files",
+    "stream_table",
+]

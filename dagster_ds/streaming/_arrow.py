@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dagster_ds.errors import InvalidStateError, TransformOutputError
-from dagster_ds.features._schemas import table_to_batch
+from dagster_ds.features import table_to_batch
 
 
 class TypeKeeper:

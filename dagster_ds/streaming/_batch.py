@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dagster_ds.features._schemas import concat_batches
+from dagster_ds.features import concat_batches
 from dagster_ds.streaming._arrow import (
     group_rows,
     group_runs,

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.errors import RowCountMismatchError
-from dagster_ds.features._schemas import conform
+from dagster_ds.features import conform
 from dagster_ds.streaming._arrow import hstack, side_by_side_schema
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import Node, State, check_count, field, shard_indices

@@ -7,7 +7,7 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-from dagster_ds.features._schemas import concat_batches
+from dagster_ds.features import concat_batches
 from dagster_ds.streaming._node import Batch, Node, Rows, State, arrow_of, field
 
 # Where a reader of a node stands: the node's checkpoint before the batch being read

@@ -14,8 +14,7 @@ import pyarrow as pa
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import generate_random_fingerprint, update_fingerprint
-from dagster_ds.formatting import Formatter
-from dagster_ds.formatting._tables import columns_of_rows, table_of_columns, typed_table
+from dagster_ds.formatting import Formatter, columns_of_rows, table_of_columns, typed_table
 from dagster_ds.streaming._column_ops import ColumnOperators
 from dagster_ds.streaming._columns import check_columns
 from dagster_ds.streaming._cursor import Cursor, start_position
@@ -413,8 +412,7 @@ class IterableDataset(RowOperators, ColumnOperators):
             >>> len(result.files), result.num_rows["train"]
             (12, 10)
         """
-        from dagster_ds.hub._push import PushTarget
-        from dagster_ds.hub._sources import push_iterable
+        from dagster_ds.hub import PushTarget, push_iterable
 
         del embed_external_files
         target = PushTarget(

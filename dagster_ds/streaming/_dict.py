@@ -102,8 +102,7 @@ class IterableDatasetDict(dict[str, IterableDataset]):
             >>> dict(result.num_rows)
             {'train': 2}
         """
-        from dagster_ds.hub._push import PushTarget
-        from dagster_ds.hub._sources import push_dataset_dict
+        from dagster_ds.hub import PushTarget, push_dataset_dict
 
         del embed_external_files
         target = PushTarget(

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 import pyarrow as pa
 
 from dagster_ds.errors import InvalidArgumentError
-from dagster_ds.formats import open_writer
-from dagster_ds.formats._io import is_file_object
+from dagster_ds.formats import is_file_object, open_writer
 from dagster_ds.parallel import Sealed, remote_executor, run_sealed
 
 if TYPE_CHECKING:

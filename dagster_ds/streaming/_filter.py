@@ -8,8 +8,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.features._decode import SchemaMemo
-from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
+from dagster_ds.features import SchemaMemo
+from dagster_ds.formatting import EXAMPLES_PER_CALL, FunctionCall
 from dagster_ds.streaming._arrow import as_mask, bool_array
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import Batch, Rows, State, UnaryNode, arrow_of, field

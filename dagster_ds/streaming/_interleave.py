@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.features._schemas import concat_batches, conform
+from dagster_ds.features import concat_batches, conform
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import Node, State, check_count, field
 from dagster_ds.streaming._rng import derive_seed, restore_rng, rng_state

@@ -8,11 +8,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.features import Features, cast_table
-from dagster_ds.features._decode import SchemaMemo
-from dagster_ds.formatting._calls import EXAMPLES_PER_CALL, FunctionCall
-from dagster_ds.formatting._feature_values import encode_results
-from dagster_ds.formatting._outputs import (
+from dagster_ds.features import Features, SchemaMemo, cast_table
+from dagster_ds.formatting import (
+    EXAMPLES_PER_CALL,
+    FunctionCall,
+    encode_results,
     function_output,
     merge,
     per_example_output,

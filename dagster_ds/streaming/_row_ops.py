@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, List
-from dagster_ds.formatting._calls import FunctionCall
+from dagster_ds.formatting import FunctionCall
 from dagster_ds.streaming._base import StreamBase
 from dagster_ds.streaming._batch import BatchNode, RunBatchNode
 from dagster_ds.streaming._columns import check_columns

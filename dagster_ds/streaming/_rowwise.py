@@ -32,8 +32,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.features._decode import column_features
-from dagster_ds.formatting._calls import FunctionCall, returned_input
+from dagster_ds.features import column_features
+from dagster_ds.formatting import FunctionCall, returned_input
 from dagster_ds.streaming._arrow import bool_array
 from dagster_ds.streaming._node import Batch, DeferredBatch, Rows, arrow_of
 

@@ -19,7 +19,7 @@ from dagster_ds.formats import (
     iter_batches,
     list_row_groups,
 )
-from dagster_ds.formatting._outputs import rows_to_batch
+from dagster_ds.formatting import rows_to_batch
 from dagster_ds.streaming._arrow import TypeKeeper, parquet_schema, table_rows
 
 ROWS_PER_BATCH = 1000  # rows per batch for sources built from Python rows

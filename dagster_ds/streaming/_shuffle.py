@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from dagster_ds.features._schemas import concat_batches
+from dagster_ds.features import concat_batches
 from dagster_ds.streaming._arrow import from_base64_ipc, take, to_base64_ipc
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import Node, Snapshot, State, UnaryNode, field

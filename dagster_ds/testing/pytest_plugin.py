@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from huggingface_hub import constants
 
-from dagster_ds.hub.server._server import LocalHubServer
+from dagster_ds.hub.server import LocalHubServer
 
 __all__ = ["local_hub"]
 

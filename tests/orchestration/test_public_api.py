@@ -15,7 +15,7 @@ def test_all_lists_exactly_the_public_names_sorted() -> None:
         for name, value in vars(orchestration).items()
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
-    assert set(orchestration.__all__) == public
+    assert set(orchestration.__all__) == public - set(orchestration.__internal__)
     assert list(orchestration.__all__) == sorted(orchestration.__all__, key=_isort_key)
 
 

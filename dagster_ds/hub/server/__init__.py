@@ -42,6 +42,9 @@ from dagster_ds.hub.server._errors import LocalHubError as LocalHubError
 from dagster_ds.hub.server._errors import LocalHubStartError as LocalHubStartError
 from dagster_ds.hub.server._server import LocalHubServer as LocalHubServer
 
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.hub.server._settings import LOOPBACK_HOSTS as LOOPBACK_HOSTS
+
 __all__ = [
     "HubBadRequestError",
     "HubConflictError",
@@ -61,4 +64,9 @@ __all__ = [
     "LocalHubServer",
     "LocalHubStartError",
     "create_hub_app",
+]
+
+#: Names other dagster_ds packages import from here; not public API (may change).
+__internal__ = [
+    "LOOPBACK_HOSTS",
 ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from dagster_ds.hub._client import is_valid_repo_name
+from dagster_ds.hub import is_valid_repo_name
 from dagster_ds.hub.server._errors import HubBadRequestError
 
 COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")

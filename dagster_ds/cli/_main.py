@@ -1,10 +1,11 @@
 """The ``dagster-ds`` command line.
 
-Each package contributes one command group from its own ``_cli.py`` module;
-this module assembles them, and finds the store for every command as the
-assets do: ``--store``; else, with ``$DAGSTER_HOME`` set, the store the
-assets' materializations record (or the instance's default store); else the
-dataset cache. Each command says which store it uses, and why, on stderr.
+The command groups live beside this module (``_cache.py``, ``_hub.py``) and
+call the packages' interfaces; this module assembles them, and finds the
+store for every command as the assets do: ``--store``; else, with
+``$DAGSTER_HOME`` set, the store the assets' materializations record (or the
+instance's default store); else the dataset cache. Each command says which
+store it uses, and why, on stderr.
 
 Example:
     $ dagster-ds hash explain 5f0c22a9… 9a2b41c7…
@@ -21,8 +22,8 @@ from typing import Any
 
 import click
 
-from dagster_ds.cache import CacheStore
-from dagster_ds.cache._cli import (
+from dagster_ds.cache import CacheStore, format_size
+from dagster_ds.cli._cache import (
     Duration,
     Fingerprint,
     Size,
@@ -35,9 +36,8 @@ from dagster_ds.cache._cli import (
     use_store,
     warn_nothing_found,
 )
-from dagster_ds.cache._units import format_size
+from dagster_ds.cli._hub import hub_group
 from dagster_ds.fingerprint import HashNode, explain
-from dagster_ds.hub.server._cli import hub_group
 
 
 @click.group()
@@ -63,7 +63,7 @@ def _find_store(asset: str | None = None) -> StoreChoice:
             f"$DAGSTER_HOME is {home!r}, which is not a folder: set it to your Dagster"
             " instance's folder, unset it, or give the store with --store."
         )
-    from dagster_ds.orchestration._store_discovery import instance_stores
+    from dagster_ds.orchestration import instance_stores
 
     stores = instance_stores(asset)
     if len(stores.recorded) > 1:
@@ -127,7 +127,7 @@ def gc_command(
     $DAGSTER_HOME set, the version each asset's latest materialization records
     is kept too.
     """
-    from dagster_ds.arrow._stored import all_versions, kept_entries, retain
+    from dagster_ds.arrow import all_versions, kept_entries, retain
 
     if max_size is None and keep_versions is None:
         raise click.UsageError("Give --max-size, --keep-versions, or both.")
@@ -197,7 +197,7 @@ def explain_command(ctx: click.Context, old: str, new: str) -> None:
     """
     before, after = _tree(ctx, old), _tree(ctx, new)
     if before.kind == after.kind == "dataset_asset":
-        from dagster_ds.orchestration._changes import explain_differences
+        from dagster_ds.orchestration import explain_differences
 
         click.echo(f"{after.label}: {before.digest} → {after.digest}")
         for line in explain_differences(before, after):

@@ -17,9 +17,14 @@ from typing import Any, TypeVar
 
 import click
 
-from dagster_ds.cache._layout import ENV_VAR, default_cache_root
-from dagster_ds.cache._store import CacheStore
-from dagster_ds.cache._units import format_size, parse_duration, parse_size
+from dagster_ds.cache import (
+    ENV_VAR,
+    CacheStore,
+    default_cache_root,
+    format_size,
+    parse_duration,
+    parse_size,
+)
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 

@@ -11,9 +11,7 @@ from typing import Any
 
 import click
 
-from dagster_ds.hub.server._errors import LocalHubError
-from dagster_ds.hub.server._server import LocalHubServer
-from dagster_ds.hub.server._settings import LOOPBACK_HOSTS
+from dagster_ds.hub.server import LOOPBACK_HOSTS, LocalHubError, LocalHubServer
 
 
 @click.group(name="hub")
