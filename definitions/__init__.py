@@ -56,13 +56,20 @@ observe_python_docs = fingerprint_source_sensor(
     minimum_interval_seconds=15 * 60,
     default_status=dg.DefaultSensorStatus.RUNNING,
 )
+# Dagster's sensor that evaluates the assets' automation conditions (fingerprint_changed()),
+# switched on: it turns observe_python_docs' observations into runs of what changed.
+python_docs_automation = dg.AutomationConditionSensorDefinition(
+    "python_docs_automation",
+    target=dg.AssetSelection.groups(GROUP),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
 
 defs = dg.Definitions.merge(
     dg.Definitions(
         assets=[*assets, *daily_assets],
         asset_checks=checks,
         schedules=[nightly_refresh, daily_refresh],
-        sensors=[observe_python_docs],
+        sensors=[observe_python_docs, python_docs_automation],
         # Shared objects: a component scaffolded below with `resources: true` makes equal
         # ones, which merge with these (distinct equal objects would clash).
         resources={

@@ -126,27 +126,40 @@ def reset() -> int:
 def report(title: str, result: dg.ExecuteJobResult, seconds: float) -> None:
     """One line per asset: what happened, its data version, rows, Hub push; then the checks."""
     print(f"\n{title}: {'succeeded' if result.success else 'FAILED'} in {seconds:.1f}s")
-    print(f"  {'asset':<12} {'outcome':<9} {'data version (as in the UI)':<34} {'rows':>6}  hub")
+    rows: list[tuple[str, str, str, str, str]] = []
     for event in result.get_asset_observation_events():
         observation = event.asset_observation_data.asset_observation
-        rows = _value(observation.metadata, "dagster/row_count")
-        print(
-            f"  {observation.asset_key.to_user_string():<12} {'observed':<9}"
-            f" {observation.data_version or '':<34} {rows:>6}"
+        rows.append(
+            (
+                observation.asset_key.to_user_string(),
+                "observed",
+                observation.data_version or "",
+                _value(observation.metadata, "dagster/row_count"),
+                "",
+            )
         )
     for event in result.get_asset_materialization_events():
         materialization = event.materialization
         metadata = materialization.metadata
-        print(
-            f"  {materialization.asset_key.to_user_string():<12}"
-            f" {OUTCOMES.get(_value(metadata, 'dagster_ds/cache'), ''):<9}"
-            f" {_value(metadata, 'dagster_ds/data_version'):<34}"
-            f" {_value(metadata, 'dagster/row_count'):>6}"
-            f"  {_value(metadata, 'dagster_ds/hub_push')}"
+        rows.append(
+            (
+                materialization.asset_key.to_user_string(),
+                OUTCOMES.get(_value(metadata, "dagster_ds/cache"), "published"),
+                _value(metadata, "dagster_ds/data_version"),
+                _value(metadata, "dagster/row_count"),
+                _value(metadata, "dagster_ds/hub_push"),
+            )
         )
+    width = max([len("asset"), *(len(row[0]) for row in rows)])
+    print(
+        f"  {'asset':<{width}} {'outcome':<9} {'data version (as in the UI)':<32} {'rows':>6}  hub"
+    )
+    for asset, outcome, version, count, hub in rows:
+        print(f"  {asset:<{width}} {outcome:<9} {version:<32} {count:>6}  {hub}".rstrip())
     print(
         "  (observed: a source, hashed by content; computed: its transform ran and stored the"
-        " result;\n   stored: its recipe was already stored, so nothing ran)"
+        " result;\n   stored: its recipe was already stored, so nothing ran; published: a Hub"
+        " publication of the splits)"
     )
     for event in result.all_events:
         if event.event_type_value == "ASSET_CHECK_EVALUATION":

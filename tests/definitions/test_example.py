@@ -80,8 +80,9 @@ def test_the_pipeline_graph() -> None:
 def test_the_schedules_and_the_source_sensor_start_switched_on() -> None:
     for name in ("nightly_refresh", "daily_refresh"):
         assert defs.resolve_schedule_def(name).default_status == dg.DefaultScheduleStatus.RUNNING
-    sensor = defs.resolve_sensor_def("observe_python_docs")
-    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    # The source sensor, and the automation sensor that turns its observations into runs.
+    for name in ("observe_python_docs", "python_docs_automation"):
+        assert defs.resolve_sensor_def(name).default_status == dg.DefaultSensorStatus.RUNNING
     # The daily refresh considers every day of the daily files.
     repository = defs.get_repository_def()
     with dg.instance_for_test() as instance:

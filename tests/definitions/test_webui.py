@@ -37,6 +37,19 @@ query {
 }
 """
 
+AUTOMATIONS = """
+query {
+  repositoriesOrError {
+    ... on RepositoryConnection {
+      nodes {
+        schedules { name scheduleState { status } }
+        sensors { name sensorState { status } }
+      }
+    }
+  }
+}
+"""
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -114,6 +127,11 @@ def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
             assert texts["dagster_ds/code_version"], key
         fingerprint = nodes["train"]["dataVersion"]
 
+        automations = {
+            item["name"]: (item.get("scheduleState") or item.get("sensorState"))["status"]
+            for node in server.query(AUTOMATIONS)["repositoriesOrError"]["nodes"]
+            for item in [*node["schedules"], *node["sensors"]]
+        }
         server.query("mutation { setNuxSeen }")  # no "Join the Dagster community" modal
         page = subprocess.run(
             [
@@ -151,6 +169,16 @@ def test_the_ui_shows_fingerprints_data_versions_freshness_and_why_it_ran(
     for label in ("dagster_ds/code_version", "dagster_ds/data_version", "Freshness"):
         assert label in page.stdout, label
     assert "Join the Dagster community" not in page.stdout
+    # The schema table: the stored types as users read them, the feature as description.
+    assert "list&lt;string&gt;" in page.stdout
+    assert "List(Value('string'))" in page.stdout
+    # The scheduled refresh and the automation start switched on.
+    assert automations == {
+        "daily_refresh": "RUNNING",
+        "nightly_refresh": "RUNNING",
+        "observe_python_docs": "RUNNING",
+        "python_docs_automation": "RUNNING",
+    }
     assert all(key in partition_page for key in by_partition)
     assert by_partition["2024-01-02"] in partition_page  # dagster_ds/data_version
 
