@@ -38,6 +38,7 @@ from dagster_ds.formats._parquet import ParquetWriter as ParquetWriter
 from dagster_ds.formats._parquet import RowGroup as RowGroup
 from dagster_ds.formats._parquet import iter_parquet_batches as iter_parquet_batches
 from dagster_ds.formats._parquet import list_row_groups as list_row_groups
+from dagster_ds.formats._parquet import read_parquet_schema as read_parquet_schema
 from dagster_ds.formats._parquet import read_row_group as read_row_group
 from dagster_ds.formats._read import iter_batches as iter_batches
 from dagster_ds.formats._resolve import DataFiles as DataFiles
@@ -73,6 +74,7 @@ __all__ = [
     "iter_text_batches",
     "list_row_groups",
     "open_writer",
+    "read_parquet_schema",
     "read_row_group",
     "resolve_data_files",
     "write_batches",

@@ -72,16 +72,62 @@ def _open(url: str, storage_options: Mapping[str, Any] | None) -> pq.ParquetFile
     source: Any = path if is_local(fs) else fs.open(path, "rb")
     try:
         return pq.ParquetFile(source, page_checksum_verification=True)
-    except (pa.ArrowInvalid, OSError) as error:
+    except Exception as error:
         if not isinstance(source, str):
             source.close()
-        if isinstance(error, FileNotFoundError) or "Parquet" not in str(error):
+        if not _unreadable(error):
             raise
-        raise MalformedFileError(
-            f"{url!r} is not a valid Parquet file: {error}. Check the file, or pass the "
-            "right format=.",
-            path=url,
-        ) from error
+        raise _bad_footer(url, error) from error
+
+
+def _unreadable(error: Exception) -> bool:
+    """Whether ``error``, raised by Arrow reading a Parquet file, says the bytes are bad.
+
+    Arrow reports a footer it cannot decode as a plain ``OSError`` (thrift), an
+    ``ArrowInvalid`` (the embedded Arrow schema) or a ``UnicodeDecodeError`` (a column
+    name), and a page whose checksum does not match as a plain ``OSError``. A missing
+    file, a refused permission or a dropped connection keep their own types (subclasses
+    of ``OSError``) and are not the file's fault.
+    """
+    return isinstance(error, pa.ArrowInvalid | UnicodeDecodeError) or type(error) is OSError
+
+
+def _bad_footer(url: str, error: Exception) -> MalformedFileError:
+    return MalformedFileError(
+        f"{url!r} is not a valid Parquet file, or its footer is corrupt: {str(error).strip()}. "
+        "Restore the file from its source (or write it again), or pass the right format=.",
+        path=url,
+    )
+
+
+def read_parquet_schema(
+    file: ResolvedFile | str | os.PathLike[str],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Schema:
+    """The Arrow schema of a Parquet file, read from its footer only.
+
+    Args:
+        file: The file (a `ResolvedFile`, path or URL).
+        storage_options: Passed to the fsspec filesystem.
+
+    Returns:
+        The schema, with the file's schema metadata.
+
+    Raises:
+        MalformedFileError: The file is not Parquet, or its footer is corrupt.
+
+    Example:
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/t.parquet"
+        >>> write_batches([pa.table({"id": [1, 2]})], path)
+        2
+        >>> read_parquet_schema(path).names
+        ['id']
+    """
+    with _open(file_url(file), storage_options) as opened:
+        return opened.schema_arrow
 
 
 def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.ParquetFileFragment:
@@ -97,7 +143,12 @@ def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.Parquet
     fragment = cast(
         "ds.ParquetFileFragment", file_format.make_fragment(path, filesystem=filesystem)
     )
-    fragment.ensure_complete_metadata()
+    try:
+        fragment.ensure_complete_metadata()
+    except Exception as error:
+        if not _unreadable(error):
+            raise
+        raise _bad_footer(url, error) from error
     return fragment
 
 
@@ -175,17 +226,17 @@ def read_row_group(
             return opened.read_row_group(
                 index, columns=list(columns) if columns is not None else None, use_threads=False
             )
-        except (pa.ArrowInvalid, OSError) as error:
-            if isinstance(error, FileNotFoundError):
+        except Exception as error:
+            if not _unreadable(error):
                 raise
             raise _corrupt(url, index, error) from error
 
 
 def _corrupt(url: str, row_group: int, error: Exception) -> MalformedFileError:
     return MalformedFileError(
-        f"{url!r} is corrupt: row group {row_group} cannot be read ({error}). A page whose "
-        "checksum does not match was changed after it was written; restore the file from "
-        "its source and load it again.",
+        f"{url!r} is corrupt: row group {row_group} cannot be read ({str(error).strip()}). "
+        "A page whose checksum does not match was changed after it was written; restore "
+        "the file from its source and load it again.",
         path=url,
     )
 
@@ -418,8 +469,8 @@ def _each_row_group(
             stats.rows_read += groups[index]
         try:
             yield from read(index)
-        except (pa.ArrowInvalid, OSError) as error:
-            if isinstance(error, FileNotFoundError):
+        except Exception as error:
+            if not _unreadable(error):
                 raise
             raise _corrupt(url, index, error) from error
 

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dagster_ds.errors import IncompatibleFeaturesError, InvalidStateError, TransformOutputError
+from dagster_ds.formats import read_parquet_schema
 
 
 class TypeKeeper:
@@ -219,11 +220,7 @@ def parquet_schema(
     url: str, storage_options: Mapping[str, Any] | None, columns: Sequence[str] | None
 ) -> pa.Schema:
     """A Parquet file's schema, read from its footer (only ``columns`` when given)."""
-    import fsspec
-    import pyarrow.parquet as pq
-
-    with fsspec.open(url, "rb", **dict(storage_options or {})) as stream:
-        schema = pq.read_schema(stream)  # pyright: ignore[reportArgumentType]
+    schema = read_parquet_schema(url, storage_options=storage_options)
     if columns is None:
         return schema
     kept = [schema.field(name) for name in columns if name in schema.names]
