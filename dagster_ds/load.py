@@ -19,7 +19,7 @@ from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._results import Transform, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.cache import CacheStore
-from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.errors import FormatOptionError, InvalidArgumentError
 from dagster_ds.features import Features, cast_table
 from dagster_ds.fingerprint import HashNode, fingerprint_transform, replace_arguments
 from dagster_ds.formats import (
@@ -32,6 +32,7 @@ from dagster_ds.formats import (
     iter_batches,
     resolve_data_files,
 )
+from dagster_ds.formats._json_depth import DEFAULT_MAX_DEPTH
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -239,6 +240,7 @@ def _load_dataset(
             storage_options,
             origin,
         )
+    _check_cache_holds(reader_options)
     loaded = {
         wanted_split: _load_split(
             wanted_split,
@@ -254,6 +256,18 @@ def _load_dataset(
         for wanted_split in wanted
     }
     return loaded[split] if split is not None else DatasetDict(loaded)
+
+
+def _check_cache_holds(reader_options: Mapping[str, Any]) -> None:
+    """Refuse a JSON ``max_depth=`` deeper than a map-style dataset's cache holds."""
+    depth = reader_options.get("max_depth")
+    if isinstance(depth, int) and depth > DEFAULT_MAX_DEPTH:
+        raise FormatOptionError(
+            f"max_depth={depth!r} reads values nested deeper than the cache of a map-style "
+            f"dataset holds (Arrow IPC files: {DEFAULT_MAX_DEPTH} levels). Load with "
+            "streaming=True to read them, or keep max_depth at most "
+            f"{DEFAULT_MAX_DEPTH}."
+        )
 
 
 def load_from_disk(
