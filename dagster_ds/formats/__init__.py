@@ -34,12 +34,12 @@ from dagster_ds.formats._ipc import ArrowIpcWriter as ArrowIpcWriter
 from dagster_ds.formats._ipc import iter_arrow_batches as iter_arrow_batches
 from dagster_ds.formats._json import iter_json_batches as iter_json_batches
 from dagster_ds.formats._json_write import JsonWriter as JsonWriter
-from dagster_ds.formats._parquet import ParquetWriter as ParquetWriter
 from dagster_ds.formats._parquet import RowGroup as RowGroup
 from dagster_ds.formats._parquet import iter_parquet_batches as iter_parquet_batches
 from dagster_ds.formats._parquet import list_row_groups as list_row_groups
 from dagster_ds.formats._parquet import read_parquet_schema as read_parquet_schema
 from dagster_ds.formats._parquet import read_row_group as read_row_group
+from dagster_ds.formats._parquet_write import ParquetWriter as ParquetWriter
 from dagster_ds.formats._read import iter_batches as iter_batches
 from dagster_ds.formats._resolve import DataFiles as DataFiles
 from dagster_ds.formats._resolve import resolve_data_files as resolve_data_files

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -30,12 +30,9 @@ from dagster_ds.formats._batches import (
 )
 from dagster_ds.formats._file import ResolvedFile, file_url
 from dagster_ds.formats._io import is_local, url_to_fs
-from dagster_ds.formats._sink import BatchWriter
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
-
-DEFAULT_MAX_ROW_GROUP_BYTES = 100 << 20  # as the anchor's to_parquet
 
 
 @dataclass(frozen=True)
@@ -501,93 +498,3 @@ def _check_row_groups(count: int, indices: Sequence[int], url: str) -> None:
             f"Row group(s) {bad!r} out of range for {url!r}, which has {count} row group(s) "
             f"(indices 0 to {count - 1}). Take indices from list_row_groups()."
         )
-
-
-class ParquetWriter(BatchWriter):
-    """Writes batches to a Parquet file, one row group at a time.
-
-    Rows are buffered until ``row_group_size`` rows (or ``max_row_group_bytes`` of
-    data) are pending, then written as one row group, so memory stays bounded by one
-    row group and every row group but the last has exactly ``row_group_size`` rows.
-
-    Example:
-        >>> import tempfile
-        >>> import pyarrow as pa
-        >>> path = tempfile.mkdtemp() + "/out.parquet"
-        >>> with ParquetWriter(path, row_group_size=100) as writer:
-        ...     writer.write(pa.table({"id": list(range(150))}))
-        ...     writer.write(pa.table({"id": list(range(150, 250))}))
-        >>> [group.num_rows for group in list_row_groups(path)]
-        [100, 100, 50]
-    """
-
-    format = "parquet"
-    _stream_compression = False
-
-    def __init__(
-        self,
-        url: str | os.PathLike[str] | BinaryIO,
-        *,
-        schema: pa.Schema | None = None,
-        storage_options: Mapping[str, Any] | None = None,
-        row_group_size: int | None = None,
-        max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES,
-        compression: str = "snappy",
-        **parquet_options: Any,
-    ) -> None:
-        """Open the file.
-
-        Args:
-            url: Target path or fsspec URL, or a file object opened in binary mode.
-            schema: Schema of the file (default: the first batch's).
-            storage_options: Passed to the fsspec filesystem.
-            row_group_size: Rows per row group (default: by size, see below).
-            max_row_group_bytes: A row group is written once this much data is pending.
-            compression: Parquet column compression codec.
-            **parquet_options: Passed on to ``pyarrow.parquet.ParquetWriter``.
-        """
-        if row_group_size is not None and row_group_size < 1:
-            raise FormatOptionError(f"row_group_size must be positive, got {row_group_size!r}.")
-        self._row_group_size = row_group_size
-        self._max_bytes = max_row_group_bytes
-        self._options = {"compression": compression, "write_page_checksum": True, **parquet_options}
-        self._pending: list[pa.RecordBatch] = []
-        self._pending_rows = 0
-        self._pending_bytes = 0
-        self._writer: pq.ParquetWriter | None = None
-        super().__init__(url, schema=schema, storage_options=storage_options)
-
-    def _start(self, schema: pa.Schema) -> None:
-        self._writer = pq.ParquetWriter(self._file, schema, **self._options)
-
-    def _write_batch(self, batch: pa.RecordBatch) -> None:
-        self._pending.append(batch)
-        self._pending_rows += batch.num_rows
-        self._pending_bytes += batch.nbytes
-        size = self._row_group_size
-        if size is not None:
-            if self._pending_rows >= size:
-                self._flush(self._pending_rows - self._pending_rows % size)
-        elif self._pending_bytes >= self._max_bytes:
-            self._flush(self._pending_rows)
-
-    def _flush(self, rows: int) -> None:
-        """Write the first ``rows`` pending rows as row groups; keep the rest pending."""
-        assert self._writer is not None
-        assert self.schema is not None
-        table = pa.Table.from_batches(self._pending, schema=self.schema)
-        self._writer.write_table(table.slice(0, rows), row_group_size=self._row_group_size or rows)
-        rest = table.slice(rows)
-        self._pending = rest.to_batches()
-        self._pending_rows = rest.num_rows
-        self._pending_bytes = rest.nbytes
-
-    def _finish(self) -> None:
-        assert self._writer is not None
-        if self._pending_rows:
-            self._flush(self._pending_rows)
-        self._writer.close()
-
-    def _abandon(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
