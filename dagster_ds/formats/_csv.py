@@ -28,8 +28,9 @@ from dagster_ds.formats._io import open_input
 from dagster_ds.formats._lines import excerpt, line_blocks
 
 DEFAULT_CSV_BLOCK_SIZE = 1 << 20
-# The longest row read (a row holds every line of its quoted values): Arrow parses a
-# block at a time, and a longer row is read again in blocks up to this size.
+# The largest block a CSV is read in (a row holds every line of its quoted values):
+# Arrow parses a block at a time, and a row longer than one block is read again in
+# blocks twice as big, up to this size (max_row_bytes= changes it).
 MAX_CSV_ROW_BYTES = 256 << 20
 _ARROW_MAX_BLOCK = (1 << 31) - 1
 _CONVERSION = re.compile(
