@@ -20,9 +20,11 @@ from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._results import Transform, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.cache import CacheStore
+from dagster_ds.errors import FormatOptionError
 from dagster_ds.features import Features, cast_table
 from dagster_ds.fingerprint import HashNode, fingerprint_transform, replace_arguments
 from dagster_ds.formats import (
+    DEFAULT_MAX_DEPTH,
     Filters,
     ResolvedFile,
     fingerprint_files,
@@ -74,6 +76,7 @@ def load_split(
     origin: Mapping[str, Any] | None = None,
 ) -> Dataset:
     """One split, a shard per file, each cached under the fingerprint of that file's content."""
+    _check_cache_holds(options)
     file_format = fmt or infer_format([file.url for file in files])
     transforms = file_transforms(
         files, file_format, features, columns, filters, options, storage_options, origin
@@ -165,3 +168,15 @@ def _load_args(
     if origin is not None:
         args["origin"] = dict(origin)
     return args
+
+
+def _check_cache_holds(reader_options: Mapping[str, Any]) -> None:
+    """Refuse a JSON ``max_depth=`` deeper than a map-style dataset's cache holds."""
+    depth = reader_options.get("max_depth")
+    if isinstance(depth, int) and depth > DEFAULT_MAX_DEPTH:
+        raise FormatOptionError(
+            f"max_depth={depth!r} reads values nested deeper than the cache of a map-style "
+            f"dataset holds (Arrow IPC files: {DEFAULT_MAX_DEPTH} levels). Load with "
+            "streaming=True to read them, or keep max_depth at most "
+            f"{DEFAULT_MAX_DEPTH}."
+        )

@@ -30,18 +30,20 @@ from dagster_ds.formats._fingerprint import fingerprint_files as fingerprint_fil
 from dagster_ds.formats._infer import FORMATS as FORMATS
 from dagster_ds.formats._infer import infer_compression as infer_compression
 from dagster_ds.formats._infer import infer_format as infer_format
-
-# Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.formats._io import is_file_object as is_file_object
 from dagster_ds.formats._ipc import ArrowIpcWriter as ArrowIpcWriter
 from dagster_ds.formats._ipc import iter_arrow_batches as iter_arrow_batches
 from dagster_ds.formats._json import iter_json_batches as iter_json_batches
+
+# Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.formats._json_depth import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
 from dagster_ds.formats._json_write import JsonWriter as JsonWriter
-from dagster_ds.formats._parquet import ParquetWriter as ParquetWriter
 from dagster_ds.formats._parquet import RowGroup as RowGroup
 from dagster_ds.formats._parquet import iter_parquet_batches as iter_parquet_batches
 from dagster_ds.formats._parquet import list_row_groups as list_row_groups
+from dagster_ds.formats._parquet import read_parquet_schema as read_parquet_schema
 from dagster_ds.formats._parquet import read_row_group as read_row_group
+from dagster_ds.formats._parquet_write import ParquetWriter as ParquetWriter
 from dagster_ds.formats._read import iter_batches as iter_batches
 from dagster_ds.formats._resolve import DataFiles as DataFiles
 from dagster_ds.formats._resolve import resolve_data_files as resolve_data_files
@@ -76,12 +78,16 @@ __all__ = [
     "iter_text_batches",
     "list_row_groups",
     "open_writer",
+    "read_parquet_schema",
     "read_row_group",
     "resolve_data_files",
     "write_batches",
 ]
 
 #: Names other dagster_ds packages import from here; not public API (may change).
+
+#: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "DEFAULT_MAX_DEPTH",
     "is_file_object",
 ]

@@ -7,7 +7,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, Any, NoReturn, cast
+from typing import IO, Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,6 +24,12 @@ from dagster_ds.formats._batches import (
 )
 from dagster_ds.formats._file import ResolvedFile, file_url
 from dagster_ds.formats._io import open_input
+from dagster_ds.formats._json_depth import (
+    DEFAULT_MAX_DEPTH,
+    check_depth_option,
+    check_line_nesting,
+    check_nesting,
+)
 from dagster_ds.formats._lines import DEFAULT_BLOCK_SIZE, excerpt, line_blocks
 
 _ROW = re.compile(r"\bin row (\d+)")
@@ -35,8 +41,6 @@ _DIGIT_MASK = bytes(
     ord("0") if chr(byte).isdigit() and byte < 128 else ord(" ") for byte in range(256)
 )
 _RUN_OF_19_DIGITS = b"0" * 19
-# Nesting (objects and lists) that Arrow's IPC files, and so the cache, can hold.
-MAX_NESTING = 64
 _WHITESPACE = b" \t\r\n"
 
 
@@ -50,6 +54,7 @@ def iter_json_batches(
     field: str | None = None,
     schema: pa.Schema | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
     stats: ReadStats | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> Iterator[pa.RecordBatch]:
@@ -73,6 +78,12 @@ def iter_json_batches(
         field: Key of the top-level object that holds the records.
         schema: Schema to read into, instead of inferring one.
         block_size: Bytes of JSON Lines parsed at a time.
+        max_depth: The deepest nesting of objects and lists read (a record is one
+            level), checked before parsing. The default, 64, is the most that Arrow IPC
+            files hold, and so the cache of a map-style dataset and ``save_to_disk``;
+            a streaming read holds more, up to 500 (Arrow's JSON parser recurses per
+            level: deeper input would overflow the stack). Parquet files are readable
+            up to 50 nested lists.
         stats: Updated with the rows read.
         storage_options: Passed to the fsspec filesystem.
 
@@ -80,7 +91,9 @@ def iter_json_batches(
         An iterator of record batches.
 
     Raises:
-        MalformedFileError: A line is not a JSON object; names the file and 1-based line.
+        MalformedFileError: A line is not a JSON object, or is nested deeper than
+            ``max_depth``; names the file and 1-based line.
+        FormatOptionError: ``max_depth`` is not from 1 to 500.
 
     Example:
         >>> import gzip, tempfile
@@ -91,10 +104,11 @@ def iter_json_batches(
         [2, 1]
     """
     check_positions(batch_size, start_row)
+    check_depth_option(max_depth)
     url = file_url(file)
     expression = to_expression(filters)
     native_skip = start_row if expression is None else 0
-    raw = _read(url, storage_options, field, schema, block_size, native_skip, stats)
+    raw = _read(url, storage_options, field, schema, block_size, max_depth, native_skip, stats)
     return finish(
         raw,
         source=url,
@@ -112,6 +126,7 @@ def _read(
     field: str | None,
     schema: pa.Schema | None,
     block_size: int,
+    max_depth: int,
     skip: int,
     stats: ReadStats | None,
 ) -> Iterator[pa.RecordBatch]:
@@ -125,13 +140,13 @@ def _read(
         text = b"".join(block for _, block in leading).lstrip(_WHITESPACE)
         if field is not None or text.startswith(b"["):
             data = text + b"".join(block for _, block in blocks)
-            table = _whole_json(url, data, field, schema)
+            table = _whole_json(url, data, field, schema, max_depth)
             if stats is not None:
                 stats.rows_read += table.num_rows
             yield pa.RecordBatch.from_pylist([], schema=table.schema)
             yield from table.slice(skip).to_batches()
             return
-        parser = _JsonLinesParser(url, schema)
+        parser = _JsonLinesParser(url, schema, max_depth)
         for first_line, first_block in itertools.chain(leading, blocks):
             line, block = first_line, first_block
             if skip and parser.schema is not None:
@@ -169,16 +184,17 @@ def _skip_lines(line: int, block: bytes, skip: int) -> tuple[int, bytes, int]:
 class _JsonLinesParser:
     """Parses blocks of JSON Lines into one schema (given, or inferred from the first)."""
 
-    def __init__(self, url: str, schema: pa.Schema | None) -> None:
+    def __init__(self, url: str, schema: pa.Schema | None, max_depth: int) -> None:
         self.url = url
         self.schema = schema
+        self.max_depth = max_depth
         self._explicit = schema is not None
 
     def parse(self, line: int, block: bytes) -> pa.Table | None:
         if not block.strip(_WHITESPACE):
             return None
         _check_utf8(self.url, line, block)
-        _check_line_nesting(self.url, line, block, MAX_NESTING)
+        check_line_nesting(self.url, line, block, self.max_depth)
         try:
             table = self._read(block)
         except pa.ArrowInvalid as error:
@@ -306,10 +322,12 @@ def _json_problem(text: bytes) -> str | None:
     return None
 
 
-def _whole_json(url: str, data: bytes, field: str | None, schema: pa.Schema | None) -> pa.Table:
+def _whole_json(
+    url: str, data: bytes, field: str | None, schema: pa.Schema | None, max_depth: int
+) -> pa.Table:
     """A JSON document holding a list of records (at its top or under ``field``)."""
     _check_utf8(url, 1, data)
-    _check_nesting(url, 1, data, MAX_NESTING + (2 if field is not None else 1))
+    check_nesting(url, data, max_depth, around=2 if field is not None else 1)
     try:
         document = json.loads(data)
     except json.JSONDecodeError as error:
@@ -428,93 +446,3 @@ def _check_utf8(url: str, line: int, block: bytes) -> None:
             line=line + offset,
             excerpt=excerpt(text),
         ) from error
-
-
-def _check_nesting(url: str, line: int, block: bytes, limit: int) -> None:
-    """Refuse a value nested deeper than ``limit`` before parsing it, in bounded memory.
-
-    Brackets are counted for the whole block in Arrow (vectorised); a line that seems
-    too deep is checked exactly (brackets inside strings do not count) before refusing.
-    """
-    if block.count(b"{") + block.count(b"[") <= limit:
-        return
-    start = 0
-    while start < len(block):
-        position = _first_too_deep(block, start, limit)
-        if position is None:
-            return
-        first = block.rfind(b"\n", 0, position) + 1
-        end = block.find(b"\n", position)
-        end = len(block) if end < 0 else end
-        text = block[first:end]
-        if _string_aware_depth(text) > limit:
-            _refuse_nesting(url, line + block.count(b"\n", 0, first), text, limit)
-        start = end + 1  # brackets in strings misled the count: go on after this line
-
-
-_NOT_OPENINGS_OR_NEWLINES = bytes(byte for byte in range(256) if byte not in b"{[\n")
-
-
-def _check_line_nesting(url: str, line: int, block: bytes, limit: int) -> None:
-    """Refuse a line of JSON Lines nested deeper than ``limit``, before parsing it.
-
-    A line can be that deep only if it holds more than ``limit`` opening
-    brackets, which one C-speed pass counts; those few lines are checked exactly
-    (brackets inside strings do not count).
-    """
-    openings = block.translate(None, _NOT_OPENINGS_OR_NEWLINES).split(b"\n")
-    if max(map(len, openings)) <= limit:
-        return
-    texts = block.split(b"\n")
-    for index, found in enumerate(openings):
-        if len(found) > limit and _string_aware_depth(texts[index]) > limit:
-            _refuse_nesting(url, line + index, texts[index], limit)
-
-
-def _refuse_nesting(url: str, number: int, text: bytes, limit: int) -> NoReturn:
-    raise MalformedFileError(
-        f"JSON file {url!r}, line {number}: a value is nested more than {limit} levels "
-        "deep (objects and lists), more than Arrow can store. Flatten it, or store "
-        f"it as a JSON string. The line starts: {excerpt(text)!r}.",
-        path=url,
-        line=number,
-        excerpt=excerpt(text),
-    )
-
-
-def _first_too_deep(block: bytes, start: int, limit: int) -> int | None:
-    data = pa.py_buffer(block)[start:]
-    values = pa.Array.from_buffers(pa.uint8(), len(data), [None, data])
-    opens = pc.or_(pc.equal(values, _byte("{")), pc.equal(values, _byte("[")))
-    closes = pc.or_(pc.equal(values, _byte("}")), pc.equal(values, _byte("]")))
-    steps = pc.subtract(pc.cast(opens, pa.int32()), pc.cast(closes, pa.int32()))
-    depth = pc.cumulative_sum(steps)
-    deepest = pc.max(depth).as_py()
-    if deepest is None or deepest <= limit:
-        return None
-    return start + int(pc.index(pc.greater(depth, pa.scalar(limit, depth.type)), True).as_py())
-
-
-def _byte(character: str) -> pa.Scalar[Any]:
-    return pa.scalar(ord(character), pa.uint8())
-
-
-def _string_aware_depth(text: bytes) -> int:
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x7B, 0x5B):
-            depth += 1
-            deepest = max(deepest, depth)
-        elif byte in (0x7D, 0x5D):
-            depth -= 1
-    return deepest

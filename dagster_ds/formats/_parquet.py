@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -30,12 +30,9 @@ from dagster_ds.formats._batches import (
 )
 from dagster_ds.formats._file import ResolvedFile, file_url
 from dagster_ds.formats._io import is_local, url_to_fs
-from dagster_ds.formats._sink import BatchWriter
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
-
-DEFAULT_MAX_ROW_GROUP_BYTES = 100 << 20  # as the anchor's to_parquet
 
 
 @dataclass(frozen=True)
@@ -72,16 +69,62 @@ def _open(url: str, storage_options: Mapping[str, Any] | None) -> pq.ParquetFile
     source: Any = path if is_local(fs) else fs.open(path, "rb")
     try:
         return pq.ParquetFile(source, page_checksum_verification=True)
-    except (pa.ArrowInvalid, OSError) as error:
+    except Exception as error:
         if not isinstance(source, str):
             source.close()
-        if isinstance(error, FileNotFoundError) or "Parquet" not in str(error):
+        if not _unreadable(error):
             raise
-        raise MalformedFileError(
-            f"{url!r} is not a valid Parquet file: {error}. Check the file, or pass the "
-            "right format=.",
-            path=url,
-        ) from error
+        raise _bad_footer(url, error) from error
+
+
+def _unreadable(error: Exception) -> bool:
+    """Whether ``error``, raised by Arrow reading a Parquet file, says the bytes are bad.
+
+    Arrow reports a footer it cannot decode as a plain ``OSError`` (thrift), an
+    ``ArrowInvalid`` (the embedded Arrow schema) or a ``UnicodeDecodeError`` (a column
+    name), and a page whose checksum does not match as a plain ``OSError``. A missing
+    file, a refused permission or a dropped connection keep their own types (subclasses
+    of ``OSError``) and are not the file's fault.
+    """
+    return isinstance(error, pa.ArrowInvalid | UnicodeDecodeError) or type(error) is OSError
+
+
+def _bad_footer(url: str, error: Exception) -> MalformedFileError:
+    return MalformedFileError(
+        f"{url!r} is not a valid Parquet file, or its footer is corrupt: {str(error).strip()}. "
+        "Restore the file from its source (or write it again), or pass the right format=.",
+        path=url,
+    )
+
+
+def read_parquet_schema(
+    file: ResolvedFile | str | os.PathLike[str],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Schema:
+    """The Arrow schema of a Parquet file, read from its footer only.
+
+    Args:
+        file: The file (a `ResolvedFile`, path or URL).
+        storage_options: Passed to the fsspec filesystem.
+
+    Returns:
+        The schema, with the file's schema metadata.
+
+    Raises:
+        MalformedFileError: The file is not Parquet, or its footer is corrupt.
+
+    Example:
+        >>> import tempfile
+        >>> import pyarrow as pa
+        >>> path = tempfile.mkdtemp() + "/t.parquet"
+        >>> write_batches([pa.table({"id": [1, 2]})], path)
+        2
+        >>> read_parquet_schema(path).names
+        ['id']
+    """
+    with _open(file_url(file), storage_options) as opened:
+        return opened.schema_arrow
 
 
 def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.ParquetFileFragment:
@@ -97,7 +140,12 @@ def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.Parquet
     fragment = cast(
         "ds.ParquetFileFragment", file_format.make_fragment(path, filesystem=filesystem)
     )
-    fragment.ensure_complete_metadata()
+    try:
+        fragment.ensure_complete_metadata()
+    except Exception as error:
+        if not _unreadable(error):
+            raise
+        raise _bad_footer(url, error) from error
     return fragment
 
 
@@ -175,17 +223,17 @@ def read_row_group(
             return opened.read_row_group(
                 index, columns=list(columns) if columns is not None else None, use_threads=False
             )
-        except (pa.ArrowInvalid, OSError) as error:
-            if isinstance(error, FileNotFoundError):
+        except Exception as error:
+            if not _unreadable(error):
                 raise
             raise _corrupt(url, index, error) from error
 
 
 def _corrupt(url: str, row_group: int, error: Exception) -> MalformedFileError:
     return MalformedFileError(
-        f"{url!r} is corrupt: row group {row_group} cannot be read ({error}). A page whose "
-        "checksum does not match was changed after it was written; restore the file from "
-        "its source and load it again.",
+        f"{url!r} is corrupt: row group {row_group} cannot be read ({str(error).strip()}). "
+        "A page whose checksum does not match was changed after it was written; restore "
+        "the file from its source and load it again.",
         path=url,
     )
 
@@ -418,8 +466,8 @@ def _each_row_group(
             stats.rows_read += groups[index]
         try:
             yield from read(index)
-        except (pa.ArrowInvalid, OSError) as error:
-            if isinstance(error, FileNotFoundError):
+        except Exception as error:
+            if not _unreadable(error):
                 raise
             raise _corrupt(url, index, error) from error
 
@@ -450,93 +498,3 @@ def _check_row_groups(count: int, indices: Sequence[int], url: str) -> None:
             f"Row group(s) {bad!r} out of range for {url!r}, which has {count} row group(s) "
             f"(indices 0 to {count - 1}). Take indices from list_row_groups()."
         )
-
-
-class ParquetWriter(BatchWriter):
-    """Writes batches to a Parquet file, one row group at a time.
-
-    Rows are buffered until ``row_group_size`` rows (or ``max_row_group_bytes`` of
-    data) are pending, then written as one row group, so memory stays bounded by one
-    row group and every row group but the last has exactly ``row_group_size`` rows.
-
-    Example:
-        >>> import tempfile
-        >>> import pyarrow as pa
-        >>> path = tempfile.mkdtemp() + "/out.parquet"
-        >>> with ParquetWriter(path, row_group_size=100) as writer:
-        ...     writer.write(pa.table({"id": list(range(150))}))
-        ...     writer.write(pa.table({"id": list(range(150, 250))}))
-        >>> [group.num_rows for group in list_row_groups(path)]
-        [100, 100, 50]
-    """
-
-    format = "parquet"
-    _stream_compression = False
-
-    def __init__(
-        self,
-        url: str | os.PathLike[str] | BinaryIO,
-        *,
-        schema: pa.Schema | None = None,
-        storage_options: Mapping[str, Any] | None = None,
-        row_group_size: int | None = None,
-        max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES,
-        compression: str = "snappy",
-        **parquet_options: Any,
-    ) -> None:
-        """Open the file.
-
-        Args:
-            url: Target path or fsspec URL, or a file object opened in binary mode.
-            schema: Schema of the file (default: the first batch's).
-            storage_options: Passed to the fsspec filesystem.
-            row_group_size: Rows per row group (default: by size, see below).
-            max_row_group_bytes: A row group is written once this much data is pending.
-            compression: Parquet column compression codec.
-            **parquet_options: Passed on to ``pyarrow.parquet.ParquetWriter``.
-        """
-        if row_group_size is not None and row_group_size < 1:
-            raise FormatOptionError(f"row_group_size must be positive, got {row_group_size!r}.")
-        self._row_group_size = row_group_size
-        self._max_bytes = max_row_group_bytes
-        self._options = {"compression": compression, "write_page_checksum": True, **parquet_options}
-        self._pending: list[pa.RecordBatch] = []
-        self._pending_rows = 0
-        self._pending_bytes = 0
-        self._writer: pq.ParquetWriter | None = None
-        super().__init__(url, schema=schema, storage_options=storage_options)
-
-    def _start(self, schema: pa.Schema) -> None:
-        self._writer = pq.ParquetWriter(self._file, schema, **self._options)
-
-    def _write_batch(self, batch: pa.RecordBatch) -> None:
-        self._pending.append(batch)
-        self._pending_rows += batch.num_rows
-        self._pending_bytes += batch.nbytes
-        size = self._row_group_size
-        if size is not None:
-            if self._pending_rows >= size:
-                self._flush(self._pending_rows - self._pending_rows % size)
-        elif self._pending_bytes >= self._max_bytes:
-            self._flush(self._pending_rows)
-
-    def _flush(self, rows: int) -> None:
-        """Write the first ``rows`` pending rows as row groups; keep the rest pending."""
-        assert self._writer is not None
-        assert self.schema is not None
-        table = pa.Table.from_batches(self._pending, schema=self.schema)
-        self._writer.write_table(table.slice(0, rows), row_group_size=self._row_group_size or rows)
-        rest = table.slice(rows)
-        self._pending = rest.to_batches()
-        self._pending_rows = rest.num_rows
-        self._pending_bytes = rest.nbytes
-
-    def _finish(self) -> None:
-        assert self._writer is not None
-        if self._pending_rows:
-            self._flush(self._pending_rows)
-        self._writer.close()
-
-    def _abandon(self) -> None:
-        if self._writer is not None:
-            self._writer.close()

@@ -51,6 +51,8 @@ def resolve_data_files(
     ``data_files`` is a path, a glob pattern, a list of them (split ``"train"``), a dict
     ``{split: path_or_list}``, or a list of ``{"split": ..., "path": ...}`` dicts. Each
     may be any fsspec URL. A directory stands for every file under it, recursively.
+    A path that exists as written is taken as written, even when it holds glob
+    characters (a folder named ``run[1]``); otherwise ``*``, ``?`` and ``[...]`` match.
     Files (or folders on the way) whose names start with ``.`` or ``_`` are ignored
     unless the pattern names them explicitly (``".cache/*"``, ``"_tmp/*.csv"``), and so
     are dataset metadata files such as ``README.md``. Within a split, each pattern's
@@ -175,8 +177,15 @@ def _is_listed(path: str, folder: str) -> bool:
 
 
 def _resolve_pattern(pattern: str, storage_options: dict[str, Any]) -> list[ResolvedFile]:
+    """The files ``pattern`` names: an existing path as written, else its glob matches.
+
+    A path that holds ``*``, ``?`` or ``[`` is first looked up as written, so a file or
+    folder named ``run[1]`` is found as itself (one lookup more per pattern); only when
+    nothing has that name is the path a glob pattern.
+    """
     fs, path = url_to_fs(pattern, storage_options)
-    if _has_magic(path):
+    info = _existing(fs, path)
+    if info is None and _has_magic(path):
         searched = _glob_root(path)
         found = cast(dict[str, dict[str, Any]], fs.glob(path, detail=True))
         entries = [
@@ -184,20 +193,26 @@ def _resolve_pattern(pattern: str, storage_options: dict[str, Any]) -> list[Reso
             for name, info in found.items()
             if info.get("type") == "file" and _is_requested(name, path)
         ]
+    elif info is None:
+        raise _not_found(fs, pattern, posixpath.dirname(path), missing=True)
+    elif info.get("type") == "directory":
+        searched = path
+        found = cast(dict[str, dict[str, Any]], fs.find(path, detail=True))
+        entries = [(name, info) for name, info in found.items() if _is_listed(name, path)]
     else:
         searched = path
-        try:
-            info = fs.info(path)
-        except FileNotFoundError:
-            raise _not_found(fs, pattern, posixpath.dirname(path), missing=True) from None
-        if info.get("type") == "directory":
-            found = cast(dict[str, dict[str, Any]], fs.find(path, detail=True))
-            entries = [(name, info) for name, info in found.items() if _is_listed(name, path)]
-        else:
-            entries = [(path, info)]
+        entries = [(path, info)]
     if not entries:
         raise _not_found(fs, pattern, searched, missing=False)
     return [_resolved(fs, name, info) for name, info in sorted(entries, key=lambda e: e[0])]
+
+
+def _existing(fs: AbstractFileSystem, path: str) -> dict[str, Any] | None:
+    """What ``fs`` says of ``path`` taken literally, or None when nothing has that name."""
+    try:
+        return cast(dict[str, Any], fs.info(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _resolved(fs: AbstractFileSystem, path: str, info: Mapping[str, Any]) -> ResolvedFile:

@@ -15,7 +15,7 @@ from dagster_ds.formats._infer import FORMATS, infer_format
 from dagster_ds.formats._io import is_file_object
 from dagster_ds.formats._ipc import ArrowIpcWriter
 from dagster_ds.formats._json_write import JsonWriter
-from dagster_ds.formats._parquet import ParquetWriter
+from dagster_ds.formats._parquet_write import ParquetWriter
 from dagster_ds.formats._sink import BatchWriter
 from dagster_ds.formats._text import TextWriter
 

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from dagster_ds.errors import InvalidStateError, TransformOutputError
 from dagster_ds.features import table_to_batch
+from dagster_ds.formats import read_parquet_schema
 
 
 class TypeKeeper:
@@ -148,11 +149,7 @@ def parquet_schema(
     url: str, storage_options: Mapping[str, Any] | None, columns: Sequence[str] | None
 ) -> pa.Schema:
     """A Parquet file's schema, read from its footer (only ``columns`` when given)."""
-    import fsspec
-    import pyarrow.parquet as pq
-
-    with fsspec.open(url, "rb", **dict(storage_options or {})) as stream:
-        schema = pq.read_schema(stream)  # pyright: ignore[reportArgumentType]
+    schema = read_parquet_schema(url, storage_options=storage_options)
     if columns is None:
         return schema
     kept = [schema.field(name) for name in columns if name in schema.names]

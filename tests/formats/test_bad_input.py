@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dagster_ds import DataFilesNotFoundError, MalformedFileError, load_dataset
+from dagster_ds.errors import FormatOptionError
 
 
 def _nested(depth: int) -> str:
@@ -102,3 +103,77 @@ def test_a_glob_through_a_folder_with_brackets_says_how_to_escape(tmp_path: Path
         load_dataset("csv", data_files=pattern, split="train")
     escaped = f"{tmp_path}/data[[]1]/*.csv"
     assert load_dataset("csv", data_files=escaped, split="train").num_rows == 1
+
+
+def test_the_depth_limit_error_names_the_option_to_raise_it(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"a": 1}\n' + _nested(100) + "\n")
+    with pytest.raises(MalformedFileError, match=r"deep\.jsonl.*line 2.*more than 64.*max_depth="):
+        load_dataset("json", data_files=str(path), split="train", streaming=True).to_list()
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_deeper_json_streams_with_max_depth(tmp_path: Path, whole: bool) -> None:
+    rows = [_nested(100), _nested(100).replace("1", "2")]
+    path = tmp_path / ("deep.json" if whole else "deep.jsonl")
+    path.write_text("[" + ",".join(rows) + "]" if whole else "\n".join(rows) + "\n")
+    loaded = load_dataset(
+        "json", data_files=str(path), split="train", streaming=True, max_depth=100
+    )
+    assert loaded.to_list() == [json.loads(row) for row in rows]
+    with pytest.raises(MalformedFileError, match=r"line 1: .*more than 99 levels"):
+        load_dataset(
+            "json", data_files=str(path), split="train", streaming=True, max_depth=99
+        ).to_list()
+
+
+def test_a_lower_max_depth_is_a_stricter_guard(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": [1]}\n{"a": [[1]]}\n')
+    with pytest.raises(MalformedFileError, match=r"line 2: .*more than 2 levels") as info:
+        load_dataset("json", data_files=str(path), split="train", max_depth=2)
+    assert info.value.line == 2
+
+
+def test_the_deepest_max_depth_reads_in_a_thread(tmp_path: Path) -> None:
+    # 500 levels stay far within the stack of Arrow's (recursive) JSON parser, also on
+    # the thread a streaming read decodes on.
+    path = tmp_path / "deepest.jsonl"
+    path.write_text(_nested(500) + "\n")
+    loaded = load_dataset(
+        "json", data_files=str(path), split="train", streaming=True, max_depth=500
+    )
+    assert loaded.to_list() == [json.loads(_nested(500))]
+
+
+@pytest.mark.parametrize("depth", [0, 501, 2.5])
+def test_max_depth_out_of_range_is_refused(tmp_path: Path, depth: object) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1}\n')
+    with pytest.raises(FormatOptionError, match=r"max_depth"):
+        load_dataset(
+            "json", data_files=str(path), split="train", streaming=True, max_depth=depth
+        ).to_list()
+
+
+def test_a_map_style_load_deeper_than_its_cache_holds_says_to_stream(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_nested(100) + "\n")
+    with pytest.raises(FormatOptionError, match=r"max_depth=100.*64 levels.*streaming=True"):
+        load_dataset("json", data_files=str(path), split="train", max_depth=100)
+
+
+@pytest.mark.parametrize("field", [None, "data"])
+def test_whole_json_records_at_the_limit_load_and_past_it_are_refused(
+    tmp_path: Path, field: str | None
+) -> None:
+    def document(depth: int) -> str:
+        records = "[" + _nested(depth) + "]"
+        return records if field is None else '{"data": ' + records + "}"
+
+    at, over = tmp_path / "at.json", tmp_path / "over.json"
+    at.write_text(document(64))
+    over.write_text(document(65))
+    assert load_dataset("json", data_files=str(at), split="train", field=field).num_rows == 1
+    with pytest.raises(MalformedFileError, match=r"over\.json.*more than 64"):
+        load_dataset("json", data_files=str(over), split="train", field=field)

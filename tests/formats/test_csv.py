@@ -5,6 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from dagster_ds import load_dataset
 from dagster_ds.errors import MalformedFileError, UnsupportedTypeError
 from dagster_ds.formats import ReadStats, iter_batches, iter_csv_batches, write_batches
 
@@ -104,3 +105,46 @@ def test_nested_columns_are_refused_and_leave_no_file(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedTypeError, match="Column 'a' of type list<item: int64>"):
         write_batches([table], tmp_path / "a.csv")
     assert names_in(tmp_path) == []
+
+
+def _with_a_long_cell(path: Path, cell: str, *, before: int = 20_000, after: int = 3) -> None:
+    """``before`` short rows (over a block of them), one row with ``cell``, ``after`` rows."""
+    rows = [f"{i},short {i}\n" for i in range(before)]
+    rows.append(f'{before},"{cell}"\n')
+    rows += [f"{i},short {i}\n" for i in range(before + 1, before + 1 + after)]
+    path.write_text("id,text\n" + "".join(rows))
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_ten_megabyte_cell_loads(tmp_path: Path, streaming: bool) -> None:
+    path = tmp_path / "long.csv"
+    cell = "x" * (10 << 20)
+    _with_a_long_cell(path, cell)
+    loaded = load_dataset("csv", data_files=str(path), split="train", streaming=streaming)
+    rows = list(loaded)
+    assert [row["id"] for row in rows] == list(range(20_004))
+    assert rows[20_000]["text"] == cell
+    assert rows[19_999]["text"] == "short 19999"
+    assert rows[20_003]["text"] == "short 20003"
+
+
+def test_a_long_cell_keeps_the_types_of_the_first_block(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    _with_a_long_cell(path, "y" * (3 << 20))
+    batches = list(iter_csv_batches(str(path), batch_size=7_000))
+    assert {batch.schema.field("id").type for batch in batches} == {pa.int64()}
+    assert read_all(batches).num_rows == 20_004
+
+
+def test_a_row_longer_than_max_row_bytes_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    # A quoted line break in row 0 puts the long row (row 20000) on line 20003.
+    _with_a_long_cell(path, "a\nb\nc\nd\n" + "z" * (5 << 20), before=20_000)
+    content = path.read_text().replace("0,short 0\n", '0,"short\n0"\n', 1)
+    path.write_text(content)
+    with pytest.raises(
+        MalformedFileError, match=r"long\.csv.* line 20003 .*max_row_bytes="
+    ) as info:
+        list(iter_csv_batches(str(path), max_row_bytes=2 << 20))
+    assert info.value.line == 20_003
+    assert str(info.value.excerpt).startswith("20000,")

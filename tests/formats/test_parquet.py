@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from dagster_ds import Dataset, load_dataset
 from dagster_ds.errors import (
     ColumnNotFoundError,
     InvalidFilterError,
@@ -18,6 +21,7 @@ from dagster_ds.formats import (
     iter_batches,
     iter_parquet_batches,
     list_row_groups,
+    read_parquet_schema,
     read_row_group,
     write_batches,
 )
@@ -153,3 +157,99 @@ def test_not_parquet_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_bytes(b"definitely not parquet, but long enough to have a footer")
     with pytest.raises(MalformedFileError, match="not a valid Parquet file"):
         iter_parquet_batches(str(bad))
+
+
+def _flip(path: str, position: int) -> None:
+    data = bytearray(Path(path).read_bytes())
+    data[position] ^= 0xFF
+    Path(path).write_bytes(bytes(data))
+
+
+def _footer_start(path: str) -> int:
+    data = Path(path).read_bytes()
+    return len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+
+
+FOOTER_READERS: dict[str, Callable[[str], Any]] = {
+    "load_dataset": lambda p: load_dataset("parquet", data_files=p, split="train"),
+    "streaming rows": lambda p: list(
+        load_dataset("parquet", data_files=p, split="train", streaming=True)
+    ),
+    "streaming features": lambda p: (
+        load_dataset("parquet", data_files=p, split="train", streaming=True).features
+    ),
+    "iter_parquet_batches": lambda p: list(iter_parquet_batches(p)),
+    "with filters": lambda p: list(iter_parquet_batches(p, filters=[("id", ">", 5)])),
+    "list_row_groups": list_row_groups,
+    "read_row_group": lambda p: read_row_group(p, 0),
+    "read_parquet_schema": read_parquet_schema,
+}
+
+
+@pytest.mark.parametrize("read", FOOTER_READERS.values(), ids=FOOTER_READERS.keys())
+def test_a_flipped_byte_in_the_footer_names_the_file(path: str, read: Callable[[str], Any]) -> None:
+    _flip(path, _footer_start(path))
+    with pytest.raises(MalformedFileError, match=r"t\.parquet.*footer is corrupt.*thrift") as info:
+        read(path)
+    assert info.value.path == path
+
+
+@pytest.mark.parametrize("where", ["arrow schema", "column name"])
+def test_a_footer_whose_arrow_schema_or_names_do_not_decode_names_the_file(
+    path: str, where: str
+) -> None:
+    footer = Path(path).read_bytes()[_footer_start(path) :]
+    if where == "arrow schema":  # a byte of its base64 text
+        position, reason = footer.index(b"ARROW:schema") + 20, "base64"
+    else:  # the first byte of a column's name
+        position, reason = footer.index(b"bucket"), "utf-8"
+    _flip(path, _footer_start(path) + position)
+    with pytest.raises(MalformedFileError, match=rf"t\.parquet.*footer is corrupt.*{reason}"):
+        list_row_groups(path)
+
+
+def test_a_missing_file_is_not_called_corrupt(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as info:
+        list_row_groups(str(tmp_path / "nope.parquet"))
+    assert not isinstance(info.value, MalformedFileError)
+
+
+def _flip_in_data_page(path: str, row_group: int) -> None:
+    """Flip a byte near the end of the first column's chunk: inside its last data page."""
+    chunk = pq.read_metadata(path).row_group(row_group).column(0)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    _flip(path, start + chunk.total_compressed_size - 2)
+
+
+def _rows() -> dict[str, list[Any]]:
+    return {"id": list(range(ROWS)), "name": [f"n{i}" for i in range(ROWS)]}
+
+
+WRITERS: dict[str, Callable[[str], object]] = {
+    "Dataset.to_parquet": lambda p: Dataset.from_dict(_rows()).to_parquet(p, row_group_size=GROUP),
+    "IterableDataset.to_parquet": lambda p: (
+        Dataset.from_dict(_rows()).to_iterable_dataset().to_parquet(p, row_group_size=GROUP)
+    ),
+    "write_batches": lambda p: write_batches([pa.table(_rows())], p, row_group_size=GROUP),
+}
+PAGE_READERS: dict[str, Callable[[str], Any]] = {
+    "load_dataset": lambda p: load_dataset("parquet", data_files=p, split="train"),
+    "streaming": lambda p: list(
+        load_dataset("parquet", data_files=p, split="train", streaming=True)
+    ),
+    "read ahead": lambda p: list(iter_parquet_batches(p, batch_size=GROUP)),
+}
+
+
+@pytest.mark.parametrize("write", WRITERS.values(), ids=WRITERS.keys())
+@pytest.mark.parametrize("read", PAGE_READERS.values(), ids=PAGE_READERS.keys())
+def test_a_flipped_byte_in_a_data_page_of_a_file_we_wrote_names_the_file(
+    tmp_path: Path, write: Callable[[str], object], read: Callable[[str], Any]
+) -> None:
+    path = str(tmp_path / "ours.parquet")
+    write(path)
+    assert pq.read_metadata(path).num_row_groups == ROWS // GROUP
+    _flip_in_data_page(path, 3)
+    with pytest.raises(MalformedFileError, match=r"ours\.parquet.*row group 3.*CRC") as info:
+        read(path)
+    assert info.value.path == path

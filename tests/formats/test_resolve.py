@@ -5,6 +5,7 @@ from pathlib import Path
 import fsspec
 import pytest
 
+from dagster_ds import load_dataset
 from dagster_ds.errors import DataFilesNotFoundError, InvalidDataFilesError, UnknownFormatError
 from dagster_ds.formats import ResolvedFile, infer_compression, infer_format, resolve_data_files
 
@@ -169,3 +170,38 @@ def test_infer_format_errors_and_compression() -> None:
         infer_format("a.xlsx")
     assert infer_compression("a.jsonl.gz") == "gzip"
     assert infer_compression("a.jsonl") is None
+
+
+def test_an_existing_path_with_brackets_is_taken_as_written(tmp_path: Path) -> None:
+    make(tmp_path, "run[1]/data.jsonl", "run1/data.jsonl", "run[1]/more/x.jsonl")
+    as_file = resolve_data_files(str(tmp_path / "run[1]/data.jsonl"))["train"]
+    assert urls(as_file) == [str(tmp_path / "run[1]/data.jsonl")]
+    as_folder = resolve_data_files("run[1]", base_path=tmp_path)["train"]
+    assert urls(as_folder) == [
+        str(tmp_path / name) for name in ["run[1]/data.jsonl", "run[1]/more/x.jsonl"]
+    ]
+    # Where no file has the name as written, it is still a pattern.
+    assert urls(resolve_data_files("run[1]/*.jsonl", base_path=tmp_path)["train"]) == [
+        str(tmp_path / "run1/data.jsonl")
+    ]
+
+
+def test_a_literal_path_with_brackets_loads(tmp_path: Path) -> None:
+    make(tmp_path, "run[1]/placeholder")
+    (tmp_path / "run[1]/data.jsonl").write_text('{"a": 1}\n{"a": 2}\n')
+    loaded = load_dataset("json", data_files=str(tmp_path / "run[1]/data.jsonl"), split="train")
+    assert loaded["a"][:] == [1, 2]
+
+
+def test_a_literal_path_with_a_wildcard_on_memory_and_s3(
+    memory_root: str, s3_endpoint: str
+) -> None:
+    options = {"endpoint_url": s3_endpoint}
+    for root, storage in [(memory_root, None), ("s3://datasets", options)]:
+        fs, _ = fsspec.core.url_to_fs(root, **(storage or {}))
+        for name in ["run[1]/data.jsonl", "run1/data.jsonl", "a*b.jsonl", "axb.jsonl"]:
+            fs.pipe(f"{root}/{name}", b"{}\n")
+        for name in ["run[1]/data.jsonl", "a*b.jsonl"]:
+            files = resolve_data_files(f"{root}/{name}", storage_options=storage)["train"]
+            (file,) = files
+            assert file.url.endswith(f"/{name}")

@@ -229,3 +229,23 @@ def test_an_empty_dataset_is_one_empty_shard(local_hub: LocalHubServer, hub_api:
     loaded = load_dataset("user/empty", split="train", endpoint=local_hub.endpoint)
     assert loaded.num_rows == 0
     assert loaded.features == FEATURES
+
+
+def test_pushed_parquet_files_carry_page_checksums(
+    local_hub: LocalHubServer, hub_api: Any, hf_cache: Path, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    from dagster_ds.errors import MalformedFileError
+
+    make(200).push_to_hub("user/crc", endpoint=local_hub.endpoint)
+    (name,) = data_files(hub_api, "user/crc")
+    pushed = hub_api.hf_hub_download("user/crc", name, repo_type="dataset", cache_dir=hf_cache)
+    chunk = pq.read_metadata(pushed).row_group(0).column(0)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    data = bytearray(Path(pushed).read_bytes())
+    data[start + chunk.total_compressed_size - 2] ^= 0xFF  # inside the column's last data page
+    flipped = tmp_path / "flipped.parquet"
+    flipped.write_bytes(bytes(data))
+    with pytest.raises(MalformedFileError, match=r"flipped\.parquet.*row group 0.*CRC"):
+        load_dataset("parquet", data_files=str(flipped), split="train")
