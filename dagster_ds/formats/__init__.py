@@ -85,8 +85,6 @@ __all__ = [
 ]
 
 #: Names other dagster_ds packages import from here; not public API (may change).
-
-#: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
     "DEFAULT_MAX_DEPTH",
     "is_file_object",
