@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,13 +69,30 @@ def _open(url: str, storage_options: Mapping[str, Any] | None) -> pq.ParquetFile
     fs, path = url_to_fs(url, storage_options)
     source: Any = path if is_local(fs) else fs.open(path, "rb")
     try:
-        return pq.ParquetFile(source, page_checksum_verification=True)
+        opened = pq.ParquetFile(source, page_checksum_verification=True)
+        _check_features_metadata(url, opened.schema_arrow)
     except Exception as error:
         if not isinstance(source, str):
             source.close()
         if not _unreadable(error):
             raise
         raise _bad_footer(url, error) from error
+    return opened
+
+
+def _check_features_metadata(url: str, schema: pa.Schema) -> None:
+    """Refuse a footer whose ``huggingface`` metadata (the features) is not JSON text.
+
+    Raises:
+        pa.ArrowInvalid: It is not (a corrupt footer: `_unreadable` says so).
+    """
+    raw = (schema.metadata or {}).get(b"huggingface")
+    if raw is None:
+        return
+    try:
+        json.loads(raw)
+    except ValueError as error:  # UnicodeDecodeError and JSONDecodeError both
+        raise pa.ArrowInvalid(f"its 'huggingface' schema metadata is not JSON ({error})") from None
 
 
 def _unreadable(error: Exception) -> bool:
@@ -142,6 +160,7 @@ def _fragment(url: str, storage_options: Mapping[str, Any] | None) -> ds.Parquet
     )
     try:
         fragment.ensure_complete_metadata()
+        _check_features_metadata(url, fragment.physical_schema)
     except Exception as error:
         if not _unreadable(error):
             raise

@@ -208,6 +208,20 @@ def test_a_footer_whose_arrow_schema_or_names_do_not_decode_names_the_file(
         list_row_groups(path)
 
 
+@pytest.mark.parametrize("read", FOOTER_READERS.values(), ids=FOOTER_READERS.keys())
+def test_features_metadata_that_is_not_json_names_the_file(
+    tmp_path: Path, read: Callable[[str], Any]
+) -> None:
+    """A flipped byte in the features' JSON of the footer: the file named, not a FeatureError."""
+    path = str(tmp_path / "t.parquet")
+    table = pa.table({"id": list(range(20))}).replace_schema_metadata(
+        {b"huggingface": b'{"info": {"features": {"id": {"dtype": "int64"\xff'}
+    )
+    pq.write_table(table, path, row_group_size=10)
+    with pytest.raises(MalformedFileError, match=r"t\.parquet.*footer is corrupt.*not JSON"):
+        read(path)
+
+
 def test_a_missing_file_is_not_called_corrupt(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as info:
         list_row_groups(str(tmp_path / "nope.parquet"))
