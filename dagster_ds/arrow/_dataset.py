@@ -1,4 +1,13 @@
-"""The map-style Dataset: an Arrow table, an optional indices mapping, a fingerprint."""
+"""The map-style Dataset: an Arrow table, an optional indices mapping, a fingerprint.
+
+`Dataset` is the facade at the top of ``arrow/``, with `DatasetDict` (``_dict.py``),
+the only module it imports back. Its methods (here and in the ``_dataset_*`` mixins,
+which never import this module) call down into the engine (``_results``, ``_map``,
+``_filter``, ``_indices``, ``_files``...), which works on shards and never imports
+`Dataset`: a transform's result is of its parent's class (``parent._from_shards``),
+and a dataset made from nothing (loaded files, a generator's rows, a stored version)
+is of the class its caller passes (``cls=``).
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ The folder holds ``dataset_dict.json`` (``{"splits": [...]}``) and one saved
 dataset folder per split. It is written into a staging folder and published by
 `publish_folder`, ``dataset_dict.json`` last, so an interrupted save leaves
 nothing loadable.
+
+`DatasetDict.load_from_disk` reads the split names here (`saved_split_names`) and
+loads each split itself: this module imports neither `Dataset` nor `DatasetDict`.
 """
 
 from __future__ import annotations
