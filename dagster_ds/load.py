@@ -244,6 +244,7 @@ def _load_dataset(
             reader_options,
             storage_options,
             origin,
+            cls=Dataset,
         )
         for wanted_split in wanted
     }

@@ -6,16 +6,18 @@ import bisect
 import itertools
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dagster_ds.arrow._dataset import Dataset
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._results import Transform, table_result
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError, RowCountMismatchError
 from dagster_ds.features import Features, conform, unify_schemas
 from dagster_ds.fingerprint import fingerprint_transform
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow._dataset import Dataset
 
 _BATCH = 10_000
 
@@ -35,7 +37,10 @@ def _is_null(feature: Any) -> bool:
 
 
 def concatenate_map_style(datasets: Sequence[Dataset], axis: int) -> Dataset:
-    """The rows of ``datasets`` one after the other (axis 0) or side by side (axis 1), cached."""
+    """The rows of ``datasets`` one after the other (axis 0) or side by side (axis 1), cached.
+
+    The result is of the first dataset's class.
+    """
     fingerprints = [dataset.fingerprint for dataset in datasets]
     args = {"fingerprints": fingerprints, "axis": axis}
     fingerprint, tree = fingerprint_transform(fingerprints[0], "concatenate_datasets", args)
@@ -71,7 +76,7 @@ def concatenate_map_style(datasets: Sequence[Dataset], axis: int) -> Dataset:
             if sink.num_rows == 0:
                 sink.write(features.arrow_schema.empty_table())
 
-    return table_result(None, transform, write, lambda _schema: features)
+    return table_result(None, transform, write, lambda _schema: features, cls=type(datasets[0]))
 
 
 def _batches(dataset: Dataset) -> list[pa.RecordBatch]:

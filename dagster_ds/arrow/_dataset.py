@@ -1,4 +1,13 @@
-"""The map-style Dataset: an Arrow table, an optional indices mapping, a fingerprint."""
+"""The map-style Dataset: an Arrow table, an optional indices mapping, a fingerprint.
+
+`Dataset` is the facade at the top of ``arrow/``, with `DatasetDict` (``_dict.py``),
+the only module it imports back. Its methods (here and in the ``_dataset_*`` mixins,
+which never import this module) call down into the engine (``_results``, ``_map``,
+``_filter``, ``_indices``, ``_files``...), which works on shards and never imports
+`Dataset`: a transform's result is of its parent's class (``parent._from_shards``),
+and a dataset made from nothing (loaded files, a generator's rows, a stored version)
+is of the class its caller passes (``cls=``).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +23,7 @@ from dagster_ds.arrow._dataset_reshape import LabelMethods, ReshapeMethods
 from dagster_ds.arrow._dataset_sources import SourceMethods
 from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
-from dagster_ds.arrow._formatting import OutputFormat
+from dagster_ds.arrow._formatting import OutputFormat, transmit_format
 from dagster_ds.arrow._info import InfoMethods
 from dagster_ds.arrow._shards import Shard, concatenate
 from dagster_ds.errors import ColumnNotFoundError
@@ -25,6 +34,7 @@ from dagster_ds.formatting import columns_of_rows, table_of_columns, typed_table
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dagster_ds.arrow._dict import DatasetDict
     from dagster_ds.cache import CacheEntry
     from dagster_ds.streaming import IterableDataset
 
@@ -167,7 +177,13 @@ class Dataset(
         del num_proc
         with in_cache_dir(cache_dir):
             dataset = dataset_from_generator(
-                generator, features, dict(gen_kwargs or {}), split, writer_batch_size, fingerprint
+                cls,
+                generator,
+                features,
+                dict(gen_kwargs or {}),
+                split,
+                writer_batch_size,
+                fingerprint,
             )
         return kept_in_memory(dataset) if keep_in_memory else dataset
 
@@ -537,3 +553,52 @@ class Dataset(
     def reset_format(self) -> None:
         """Return Python objects again (see `with_format`)."""
         self.set_format(None)
+
+    # -- splits ----------------------------------------------------------
+
+    @transmit_format
+    def train_test_split(
+        self,
+        test_size: float | int | None = None,
+        train_size: float | int | None = None,
+        shuffle: bool = True,
+        stratify_by_column: str | None = None,
+        seed: int | None = None,
+        generator: Any = None,
+        keep_in_memory: bool = False,
+        load_from_cache_file: bool | None = None,
+        train_indices_cache_file_name: str | None = None,
+        test_indices_cache_file_name: str | None = None,
+        writer_batch_size: int | None = 1000,
+        train_new_fingerprint: str | None = None,
+        test_new_fingerprint: str | None = None,
+    ) -> DatasetDict:
+        """Two splits, ``train`` and ``test``, shuffled first unless ``shuffle=False``.
+
+        ``stratify_by_column`` (a `ClassLabel` column) keeps each class's share the same
+        in both splits (as the anchor; the rows chosen differ from the anchor's).
+
+        Example:
+            >>> ds = Dataset.from_dict({"a": list(range(8))})
+            >>> splits = ds.train_test_split(test_size=0.25, seed=1)
+            >>> len(splits["train"]), len(splits["test"])
+            (6, 2)
+        """
+        from dagster_ds.arrow._dict import DatasetDict
+        from dagster_ds.arrow._indices import train_test_split
+
+        del keep_in_memory, load_from_cache_file, writer_batch_size
+        del train_indices_cache_file_name, test_indices_cache_file_name
+        if stratify_by_column is not None:
+            from dagster_ds.arrow._stratify import stratified_split
+
+            splits = stratified_split(
+                self, stratify_by_column, test_size, train_size, shuffle, seed, generator
+            )
+        else:
+            splits = train_test_split(self, test_size, train_size, shuffle, seed, generator)
+        if train_new_fingerprint is not None:
+            splits["train"]._fingerprint = train_new_fingerprint  # pyright: ignore[reportPrivateUsage]
+        if test_new_fingerprint is not None:
+            splits["test"]._fingerprint = test_new_fingerprint  # pyright: ignore[reportPrivateUsage]
+        return DatasetDict(splits)

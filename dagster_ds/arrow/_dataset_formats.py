@@ -115,14 +115,13 @@ class _Released:
 
 
 def _with_format(dataset: Dataset, output_format: Formatter) -> Dataset:
-    from dagster_ds.arrow._dataset import Dataset
     from dagster_ds.fingerprint import LineageStep, update_fingerprint
 
     if output_format.columns is not None:
         dataset._require_columns(output_format.columns, "with_transform(columns=...)")  # pyright: ignore[reportPrivateUsage]
     fingerprint = update_fingerprint(dataset.fingerprint, "set_format", output_format.as_dict())
     step = LineageStep("set_format", fingerprint, (dataset.fingerprint,))
-    result = Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    result = dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset,
         dataset._shards,  # pyright: ignore[reportPrivateUsage]
         fingerprint=fingerprint,

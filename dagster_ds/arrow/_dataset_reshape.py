@@ -109,7 +109,6 @@ class ReshapeMethods:
             [1, 2]
         """
         from dagster_ds.arrow._combine import concatenate_map_style
-        from dagster_ds.arrow._dataset import Dataset
         from dagster_ds.errors import ColumnMismatchError
 
         dataset = _as_dataset(self)
@@ -120,7 +119,7 @@ class ReshapeMethods:
                 missing=sorted(set(dataset.column_names) - set(item)),
                 extra=sorted(set(item) - set(dataset.column_names)),
             )
-        row = Dataset.from_list([dict(item)], features=dataset.features)
+        row = type(dataset).from_list([dict(item)], features=dataset.features)
         result = concatenate_map_style([dataset, row], axis=0)
         if new_fingerprint is not None:
             result._fingerprint = new_fingerprint  # pyright: ignore[reportPrivateUsage]

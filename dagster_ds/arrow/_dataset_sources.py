@@ -36,6 +36,7 @@ def in_cache_dir(cache_dir: str | os.PathLike[str] | None) -> Iterator[None]:
 
 
 def _load(
+    cls: type[SourceMethods],
     kind: str,
     path_or_paths: PathOrPaths,
     split: str | None,
@@ -52,7 +53,10 @@ def _load(
         if isinstance(path_or_paths, str | os.PathLike)
         else [os.fspath(path) for path in path_or_paths]
     )
-    dataset = dataset_from_files(kind, files, split or "train", features, **kwargs)
+    with in_cache_dir(kwargs.pop("cache_dir", None)):
+        dataset = dataset_from_files(
+            cast("type[Dataset]", cls), kind, files, split or "train", features, **kwargs
+        )
     return kept_in_memory(dataset) if keep_in_memory else dataset
 
 
@@ -103,7 +107,7 @@ class SourceMethods:
             {'a': 1, 'b': 'x'}
         """
         options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
-        return _load("csv", path_or_paths, split, features, num_proc, options)
+        return _load(cls, "csv", path_or_paths, split, features, num_proc, options)
 
     @classmethod
     def from_json(
@@ -129,7 +133,7 @@ class SourceMethods:
         options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
         if field is not None:
             options["field"] = field
-        return _load("json", path_or_paths, split, features, num_proc, options)
+        return _load(cls, "json", path_or_paths, split, features, num_proc, options)
 
     @classmethod
     def from_parquet(
@@ -155,7 +159,7 @@ class SourceMethods:
         options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
         if columns is not None:
             options["columns"] = list(columns)
-        return _load("parquet", path_or_paths, split, features, num_proc, options)
+        return _load(cls, "parquet", path_or_paths, split, features, num_proc, options)
 
     @classmethod
     def from_text(
@@ -178,7 +182,7 @@ class SourceMethods:
             ['hello', 'world']
         """
         options = {**kwargs, "cache_dir": cache_dir, "keep_in_memory": keep_in_memory}
-        return _load("text", path_or_paths, split, features, num_proc, options)
+        return _load(cls, "text", path_or_paths, split, features, num_proc, options)
 
     @classmethod
     def from_file(

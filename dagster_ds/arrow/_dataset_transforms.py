@@ -21,7 +21,6 @@ from dagster_ds.arrow._map import MapSpec, map_dataset  # loaded with the packag
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
-    from dagster_ds.arrow._dict import DatasetDict
     from dagster_ds.features import Features
     from dagster_ds.parallel import ShardExecutor
 
@@ -231,54 +230,6 @@ class TransformMethods:
             load_from_cache_file is not False,
             new_fingerprint,
         )
-
-    @transmit_format
-    def train_test_split(
-        self,
-        test_size: float | int | None = None,
-        train_size: float | int | None = None,
-        shuffle: bool = True,
-        stratify_by_column: str | None = None,
-        seed: int | None = None,
-        generator: Any = None,
-        keep_in_memory: bool = False,
-        load_from_cache_file: bool | None = None,
-        train_indices_cache_file_name: str | None = None,
-        test_indices_cache_file_name: str | None = None,
-        writer_batch_size: int | None = 1000,
-        train_new_fingerprint: str | None = None,
-        test_new_fingerprint: str | None = None,
-    ) -> DatasetDict:
-        """Two splits, ``train`` and ``test``, shuffled first unless ``shuffle=False``.
-
-        ``stratify_by_column`` (a `ClassLabel` column) keeps each class's share the same
-        in both splits (as the anchor; the rows chosen differ from the anchor's).
-
-        Example:
-            >>> ds = Dataset.from_dict({"a": list(range(8))})
-            >>> splits = ds.train_test_split(test_size=0.25, seed=1)
-            >>> len(splits["train"]), len(splits["test"])
-            (6, 2)
-        """
-        dataset = _as_dataset(self)
-        from dagster_ds.arrow._dict import DatasetDict
-        from dagster_ds.arrow._indices import train_test_split
-
-        del keep_in_memory, load_from_cache_file, writer_batch_size
-        del train_indices_cache_file_name, test_indices_cache_file_name
-        if stratify_by_column is not None:
-            from dagster_ds.arrow._stratify import stratified_split
-
-            splits = stratified_split(
-                dataset, stratify_by_column, test_size, train_size, shuffle, seed, generator
-            )
-        else:
-            splits = train_test_split(dataset, test_size, train_size, shuffle, seed, generator)
-        if train_new_fingerprint is not None:
-            splits["train"]._fingerprint = train_new_fingerprint  # pyright: ignore[reportPrivateUsage]
-        if test_new_fingerprint is not None:
-            splits["test"]._fingerprint = test_new_fingerprint  # pyright: ignore[reportPrivateUsage]
-        return DatasetDict(splits)
 
     @transmit_format
     def shard(

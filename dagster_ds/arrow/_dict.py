@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -454,10 +455,18 @@ class DatasetDict(dict[str, Dataset]):
         storage_options: Mapping[str, Any] | None = None,
     ) -> DatasetDict:
         """Load what `save_to_disk` (ours or the anchor's) wrote."""
-        from dagster_ds.arrow._dict_disk import load_dataset_dict
+        from dagster_ds.arrow._dict_disk import saved_split_names
 
         del keep_in_memory
-        return load_dataset_dict(os.fspath(dataset_dict_path), storage_options)
+        path = os.fspath(dataset_dict_path)
+        return DatasetDict(
+            {
+                name: Dataset.load_from_disk(
+                    posixpath.join(path.rstrip("/"), name), storage_options=storage_options
+                )
+                for name in saved_split_names(path, storage_options)
+            }
+        )
 
     @staticmethod
     def from_csv(

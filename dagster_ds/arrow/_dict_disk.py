@@ -4,6 +4,9 @@ The folder holds ``dataset_dict.json`` (``{"splits": [...]}``) and one saved
 dataset folder per split. It is written into a staging folder and published by
 `publish_folder`, ``dataset_dict.json`` last, so an interrupted save leaves
 nothing loadable.
+
+`DatasetDict.load_from_disk` reads the split names here (`saved_split_names`) and
+loads each split itself: this module imports neither `Dataset` nor `DatasetDict`.
 """
 
 from __future__ import annotations
@@ -45,11 +48,8 @@ def save_dataset_dict(
         publish_saved(storage, staging, DICT_FILE, listing, path)
 
 
-def load_dataset_dict(path: str, storage_options: Mapping[str, Any] | None) -> DatasetDict:
-    """The splits saved under ``path`` (ours or the anchor's)."""
-    from dagster_ds.arrow._dataset import Dataset
-    from dagster_ds.arrow._dict import DatasetDict
-
+def saved_split_names(path: str, storage_options: Mapping[str, Any] | None) -> list[str]:
+    """The names of the splits saved under ``path`` (ours or the anchor's), in order."""
     fs, root = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
     listing = posixpath.join(root.rstrip("/"), DICT_FILE)
     if not fs.exists(listing):
@@ -57,15 +57,7 @@ def load_dataset_dict(path: str, storage_options: Mapping[str, Any] | None) -> D
             f"{path!r} holds no saved DatasetDict ({DICT_FILE} is missing): save_to_disk "
             "never finished there, or it is a single Dataset (use Dataset.load_from_disk)."
         )
-    names = json.loads(fs.cat_file(listing))["splits"]
-    return DatasetDict(
-        {
-            name: Dataset.load_from_disk(
-                posixpath.join(path.rstrip("/"), name), storage_options=storage_options
-            )
-            for name in names
-        }
-    )
+    return json.loads(fs.cat_file(listing))["splits"]
 
 
 def is_saved_dataset_dict(path: str, storage_options: Mapping[str, Any] | None) -> bool:

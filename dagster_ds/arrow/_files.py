@@ -8,14 +8,11 @@ not, so `dagster_ds.load` uses it for streams too.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dagster_ds.arrow._dataset import Dataset
-from dagster_ds.arrow._dataset_sources import in_cache_dir
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._results import Transform, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
@@ -34,10 +31,14 @@ from dagster_ds.formats import (
 )
 from dagster_ds.progress import progress_bar
 
+if TYPE_CHECKING:
+    from dagster_ds.arrow._dataset import Dataset
+
 _ROOT = "0" * 32
 
 
 def dataset_from_files(
+    cls: type[Dataset],
     kind: str,
     files: str | Sequence[str],
     split: str,
@@ -46,22 +47,21 @@ def dataset_from_files(
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
     **reader_options: Any,
 ) -> Dataset:
-    """The split ``split`` of the ``kind`` files ``files`` (paths, globs or URLs)."""
-    with in_cache_dir(cache_dir):
-        resolved = resolve_data_files({split: files}, storage_options=storage_options)
-        return load_split(
-            split,
-            resolved[split],
-            kind,
-            features,
-            columns,
-            filters,
-            reader_options,
-            storage_options,
-        )
+    """The split ``split`` of the ``kind`` files ``files`` (paths, globs or URLs), a ``cls``."""
+    resolved = resolve_data_files({split: files}, storage_options=storage_options)
+    return load_split(
+        split,
+        resolved[split],
+        kind,
+        features,
+        columns,
+        filters,
+        reader_options,
+        storage_options,
+        cls=cls,
+    )
 
 
 def load_split(
@@ -74,8 +74,13 @@ def load_split(
     options: Mapping[str, Any],
     storage_options: Mapping[str, Any] | None,
     origin: Mapping[str, Any] | None = None,
+    *,
+    cls: type[Dataset],
 ) -> Dataset:
-    """One split, a shard per file, each cached under the fingerprint of that file's content."""
+    """One split, a shard per file, each cached under the fingerprint of that file's content.
+
+    The split is a ``cls``: `Dataset`, which the engine is below and does not import.
+    """
     _check_cache_holds(options)
     file_format = fmt or infer_format([file.url for file in files])
     transforms = file_transforms(
@@ -109,7 +114,7 @@ def load_split(
             bar.update(file.size)
     fingerprint = split_fingerprint(transforms)
     dataset = shards_result(
-        None, Transform("load_dataset", (), fingerprint, None), shards, features=features
+        None, Transform("load_dataset", (), fingerprint, None), shards, features=features, cls=cls
     )
     dataset._split = split  # pyright: ignore[reportPrivateUsage]
     return dataset

@@ -24,10 +24,9 @@ def dataset_of_parts(parts: Sequence[Dataset]) -> Dataset:
 
     Its fingerprint derives from the parts' fingerprints in order; columns
     missing from some parts (or all null in them) are null there, as in
-    ``concatenate_datasets``. Split and format are the first part's.
+    ``concatenate_datasets``. Split, format and class are the first part's.
     """
     from dagster_ds.arrow._combine import merged_features
-    from dagster_ds.arrow._dataset import Dataset
     from dagster_ds.features import unify_schemas
 
     if not parts:
@@ -40,9 +39,9 @@ def dataset_of_parts(parts: Sequence[Dataset]) -> Dataset:
     shards = [_one_shard(part) for part in parts]
     fingerprint = shards_fingerprint([shard.fingerprint for shard in shards])
     step = LineageStep("partitions", fingerprint, tuple(part.fingerprint for part in parts))
-    dataset = Dataset._from_shards(
+    dataset = type(parts[0])._from_shards(  # pyright: ignore[reportPrivateUsage]
         None, shards, fingerprint=fingerprint, features=features, step=step
-    )  # pyright: ignore[reportPrivateUsage]
+    )
     dataset._split = parts[0].split  # pyright: ignore[reportPrivateUsage]
     dataset._output_format = parts[0]._output_format  # pyright: ignore[reportPrivateUsage]
     return dataset

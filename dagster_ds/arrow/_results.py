@@ -139,14 +139,15 @@ def table_result(
     features_for: Callable[[pa.Schema], Features],
     *,
     load_from_cache_file: bool = True,
+    cls: type[Dataset] | None = None,
 ) -> Dataset:
     """A dataset of one shard that ``write(sink)`` produces, cached under the transform.
 
     ``features_for(schema)`` gives the result's features from the unified
-    schema of everything written.
+    schema of everything written; ``cls``: as in `shards_result`.
     """
     shard = shard_table(transform, write, features_for, load_from_cache_file=load_from_cache_file)
-    return shards_result(parent, transform, [shard], features=shard[1])
+    return shards_result(parent, transform, [shard], features=shard[1], cls=cls)
 
 
 def indices_result(
@@ -157,8 +158,6 @@ def indices_result(
     load_from_cache_file: bool = True,
 ) -> Dataset:
     """``parent`` seen through the logical positions ``compute()`` returns, cached."""
-    from dagster_ds.arrow._dataset import Dataset
-
     mapping = parent._mapping  # pyright: ignore[reportPrivateUsage]
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
@@ -168,7 +167,7 @@ def indices_result(
         return {"kind": "indices", "num_rows": len(logical)}
 
     entry = run(transform, build, load_from_cache_file=load_from_cache_file)
-    return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    return parent._from_shards(  # pyright: ignore[reportPrivateUsage]
         parent,
         parent._shards,  # pyright: ignore[reportPrivateUsage]
         fingerprint=transform.fingerprint,
@@ -377,13 +376,18 @@ def shards_result(
     shards: Sequence[tuple[Shard, Features]],
     *,
     features: Features | None = None,
+    cls: type[Dataset] | None = None,
 ) -> Dataset:
-    """The dataset made of the output ``shards`` of ``transform`` (features merged unless given)."""
-    from dagster_ds.arrow._dataset import Dataset
+    """The dataset made of the output ``shards`` of ``transform`` (features merged unless given).
 
+    It is of ``parent``'s class; ``cls`` is the class of a dataset made from
+    nothing (``parent`` None: loaded files, a generator's rows).
+    """
+    made = type(parent) if parent is not None else cls
+    assert made is not None, "a dataset without a parent needs its class (cls=...)"
     if features is None:
         features = merge_features([each for _, each in shards])
-    dataset = Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    dataset = made._from_shards(  # pyright: ignore[reportPrivateUsage]
         parent,
         [shard for shard, _ in shards],
         fingerprint=transform.fingerprint,
@@ -435,8 +439,6 @@ def derived(
 
     Renames, removals and selections of columns need no cache: rows and mapping stay.
     """
-    from dagster_ds.arrow._dataset import Dataset
-
     shards = [
         Shard(
             transform.for_shard(shard.fingerprint).fingerprint,
@@ -446,7 +448,7 @@ def derived(
         )
         for shard in parent._shards  # pyright: ignore[reportPrivateUsage]
     ]
-    return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    return parent._from_shards(  # pyright: ignore[reportPrivateUsage]
         parent,
         shards,
         fingerprint=transform.fingerprint,

@@ -21,6 +21,7 @@ _ROOT = "0" * 32
 
 
 def dataset_from_generator(
+    cls: type[Dataset],
     generator: Callable[..., Iterable[Mapping[str, Any]]],
     features: Features | None,
     gen_kwargs: dict[str, Any],
@@ -30,7 +31,8 @@ def dataset_from_generator(
 ) -> Dataset:
     """Run ``generator(**gen_kwargs)`` once per fingerprint and cache the rows it yields.
 
-    ``fingerprint``, when given, names the result instead of the generator's hash.
+    The result is a ``cls`` (`Dataset`). ``fingerprint``, when given, names the result
+    instead of the generator's hash.
     """
     if fingerprint is not None:
         transform = given_transform("from_generator", (), fingerprint)
@@ -63,7 +65,7 @@ def dataset_from_generator(
     def features_for(schema: pa.Schema) -> Features:
         return features if features is not None else Features.from_arrow_schema(schema)
 
-    dataset = table_result(None, transform, write, features_for)
+    dataset = table_result(None, transform, write, features_for, cls=cls)
     dataset._split = split  # pyright: ignore[reportPrivateUsage]
     return dataset
 

@@ -72,8 +72,6 @@ def adopt(store: CacheStore, dataset: Dataset) -> Dataset:
     What a dataset asset does with its inputs before its function runs, so
     that its transforms' results can reference their input's columns.
     """
-    from dagster_ds.arrow._dataset import Dataset
-
     shards: list[Shard] = []
     changed = False
     for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
@@ -101,7 +99,7 @@ def adopt(store: CacheStore, dataset: Dataset) -> Dataset:
         changed = True
     if not changed:
         return dataset
-    return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset,
         shards,
         fingerprint=dataset.fingerprint,
@@ -132,7 +130,7 @@ def store_version(
     ``written_since``: count the referenced entries created since then (by the
     transforms that computed ``dataset``) in ``bytes_written``.
     """
-    existing = open_version(store, key)
+    existing = open_version(store, key, cls=type(dataset))
     if existing is not None:
         return describe_version(store, key)
     store.remove(key, force=True)
@@ -185,13 +183,12 @@ def _bytes_created_since(dataset: Dataset, since: datetime.datetime) -> int:
     )
 
 
-def open_version(store: CacheStore, key: str) -> Dataset | None:
+def open_version(store: CacheStore, key: str, *, cls: type[Dataset]) -> Dataset | None:
     """The dataset stored under ``key``, memory-mapped; None if absent, damaged or partial.
 
+    The dataset is a ``cls``: `Dataset`, which this module is below and does not import.
     Damaged entries are quarantined with a `CacheCorruptionWarning` by the store.
     """
-    from dagster_ds.arrow._dataset import Dataset
-
     version = store.lookup(key)
     if version is None:
         return None
@@ -216,7 +213,7 @@ def open_version(store: CacheStore, key: str) -> Dataset | None:
             return None
         mapping = read_indices(mapping_entry)
         entries.append(mapping_entry)
-    dataset = Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    dataset = cls._from_shards(  # pyright: ignore[reportPrivateUsage]
         None,
         shards,
         fingerprint=str(record["fingerprint"]),

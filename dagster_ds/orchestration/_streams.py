@@ -36,7 +36,7 @@ def stream_to_dataset(dataset: IterableDataset, store: CacheStore) -> Dataset:
     fingerprint = dataset.fingerprint
     transform = Transform("stream", (), fingerprint, HashNode("stream", "stream", fingerprint))
     shard = shard_table(transform, write, features_for, store=store)
-    result = shards_result(None, transform, [shard], features=shard[1])
+    result = shards_result(None, transform, [shard], features=shard[1], cls=Dataset)
     result._split = dataset.split  # pyright: ignore[reportPrivateUsage]
     result._lineage = dataset.lineage  # pyright: ignore[reportPrivateUsage]
     return result

@@ -181,7 +181,7 @@ class DatasetStore(dg.IOManager):
 
     def contains(self, asset_key: dg.AssetKey, fingerprint: str) -> bool:
         """Whether that version is completely stored and intact (damaged: quarantined, False)."""
-        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint))
+        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint), cls=Dataset)
         if dataset is None:
             return False
         _release(dataset)
@@ -199,7 +199,7 @@ class DatasetStore(dg.IOManager):
         Raises:
             DatasetNotStoredError: The version is not stored, or is damaged (then quarantined).
         """
-        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint))
+        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint), cls=Dataset)
         if dataset is None:
             raise DatasetNotStoredError(
                 f"Asset {asset_key.to_user_string()!r}: fingerprint {fingerprint!r} is not stored"
