@@ -12,7 +12,9 @@ from typing import Any, ClassVar, TypeAlias
 import pyarrow as pa
 
 from dagster_ds.errors import ClassLabelError, ClassLabelNamesError, FeatureError
+from dagster_ds.features._checks import per_chunk
 from dagster_ds.features._dtypes import canonical_dtype, dtype_to_arrow
+from dagster_ds.features._labels import cast_labels
 
 _MAX_NAMES_SHOWN = 20
 
@@ -277,9 +279,9 @@ class ClassLabel(_Reducible):
             >>> ClassLabel(names=["neg", "pos"]).cast_storage(pa.array(["pos", None])).to_pylist()
             [1, None]
         """
-        from dagster_ds.features._cast import cast_array
-
-        return cast_array(storage, self)
+        return per_chunk(
+            storage, "<array>", pa.int64, lambda array, where: cast_labels(array, self, where)
+        )
 
 
 class Sequence:
