@@ -34,6 +34,7 @@ from dagster_ds.features._decode import SchemaMemo as SchemaMemo
 from dagster_ds.features._decode import column_decoders as column_decoders
 from dagster_ds.features._decode import column_features as column_features
 from dagster_ds.features._decode import json_decoders as json_decoders
+from dagster_ds.features._embed import embed_files as embed_files
 from dagster_ds.features._encode import encode_nested as encode_nested
 from dagster_ds.features._encode import holds_python_encoded as holds_python_encoded
 from dagster_ds.features._features import Features as Features
@@ -48,7 +49,6 @@ from dagster_ds.features._image import is_pil_image as is_pil_image
 from dagster_ds.features._mapping import arrow_type_to_feature as arrow_type_to_feature
 from dagster_ds.features._mapping import feature_to_arrow_type as feature_to_arrow_type
 from dagster_ds.features._media import Media as Media
-from dagster_ds.features._media import embed_files as embed_files
 from dagster_ds.features._schemas import concat_batches as concat_batches
 from dagster_ds.features._schemas import conform as conform
 from dagster_ds.features._schemas import table_to_batch as table_to_batch

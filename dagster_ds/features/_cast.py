@@ -21,16 +21,16 @@ from dagster_ds.features._checks import (
     cast_primitive,
     first_true,
     nulls,
+    per_chunk,
     type_error,
     value_error,
 )
 from dagster_ds.features._composite import Composite
 from dagster_ds.features._features import Features
+from dagster_ds.features._labels import cast_labels
 from dagster_ds.features._mapping import contains_class_label, feature_to_arrow_type
 from dagster_ds.features._media import Media
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
-
-_INT_PATTERN = r"^[+-]?[0-9]+$"
 
 # The compute functions are generated at run time; their stubs reject scalar arguments
 # (``pc.less(array, 3)``) that pyarrow accepts.
@@ -94,15 +94,12 @@ def cast_array(
         >>> cast_array(pa.array(["pos", "neg"]), ClassLabel(names=["neg", "pos"])).to_pylist()
         [1, 0]
     """
-    name = column or "<array>"
-    if isinstance(array, pa.ChunkedArray):
-        chunks: list[pa.Array] = []
-        start = 0
-        for chunk in array.chunks:
-            chunks.append(_cast(chunk, feature, Where(name, lambda index, s=start: s + index)))
-            start += len(chunk)
-        return pa.chunked_array(chunks, type=feature_to_arrow_type(feature))  # pyright: ignore[reportCallIssue, reportArgumentType]
-    return _cast(array, feature, Where(name, lambda index: index))
+    return per_chunk(
+        array,
+        column or "<array>",
+        lambda: feature_to_arrow_type(feature),
+        lambda part, where: _cast(part, feature, where),
+    )
 
 
 @overload
@@ -138,6 +135,8 @@ def cast_table(
 
 
 def _cast(array: pa.Array, feature: FeatureType, where: Where) -> pa.Array:
+    if isinstance(feature, ClassLabel):
+        return cast_labels(array, feature, where)
     if isinstance(feature, Media):
         array = feature.to_storage(array)
     if isinstance(feature, Composite):
@@ -157,8 +156,6 @@ def _cast(array: pa.Array, feature: FeatureType, where: Where) -> pa.Array:
         return _cast_struct(array, feature, target, where)
     if isinstance(feature, List | LargeList):
         return _cast_list(array, feature, where)
-    if isinstance(feature, ClassLabel):
-        return _cast_class_label(array, feature, where)
     if pa.types.is_nested(array.type):
         raise type_error(
             array,
@@ -240,60 +237,6 @@ def _cast_list(array: pa.Array, feature: List | LargeList, where: Where) -> pa.A
     variable = pa.ListArray.from_arrays(offsets.cast(pa.int32()), values, mask=mask)  # pyright: ignore[reportCallIssue, reportArgumentType]
     sliced = pc.list_slice(variable, 0, fixed, return_fixed_size_list=True)
     return sliced.cast(target)
-
-
-def _cast_class_label(array: pa.Array, label: ClassLabel, where: Where) -> pa.Array:
-    kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
-        labels = _labels_from_names(array.cast(pa.string()), label)
-        missing = first_true(pc.and_(pc.is_valid(array), pc.is_null(labels)))
-        if missing >= 0:
-            raise value_error(
-                array,
-                missing,
-                label,
-                where,
-                f"which is not one of the ClassLabel names {label._names_preview()}",  # pyright: ignore[reportPrivateUsage]
-                "Use ClassLabel names that include it, or map the column first.",
-            )
-        return labels
-    if pa.types.is_nested(kind):
-        raise type_error(array, label, where, "nested data is not a label", "Map the column first.")
-    labels = cast_primitive(array, pa.int64(), where)
-    bad = first_true(pc.or_(pc.less(labels, -1), pc.greater_equal(labels, label.num_classes)))
-    if bad >= 0:
-        raise value_error(
-            array,
-            bad,
-            label,
-            where,
-            f"but the ClassLabel has {label.num_classes} classes (0 to {label.num_classes - 1}, "
-            "or -1 for no label)",
-            "Use ClassLabel names that cover every label, or map the column first.",
-        )
-    return labels
-
-
-def _labels_from_names(strings: pa.Array, label: ClassLabel) -> pa.Array:
-    """Names (also with spaces around, or integer strings in range) to labels; null if unknown."""
-    names = pa.array(label.names, pa.string())
-    labels = pc.index_in(strings, value_set=names).cast(pa.int64())
-    if first_true(pc.and_(pc.is_valid(strings), pc.is_null(labels))) < 0:
-        return labels
-    trimmed = pc.utf8_trim_whitespace(strings)
-    labels = pc.coalesce(labels, pc.index_in(trimmed, value_set=names).cast(pa.int64()))
-    numeric = pc.fill_null(pc.match_substring_regex(trimmed, _INT_PATTERN), False)
-    if first_true(numeric) < 0:
-        return labels
-    digits = pc.if_else(numeric, trimmed, pa.scalar(None, pa.string()))
-    try:
-        numbers = digits.cast(pa.int64())
-    except pa.ArrowInvalid:  # beyond int64: certainly out of range
-        numbers = pc.if_else(pc.less_equal(pc.utf8_length(digits), 18), digits, None).cast(
-            pa.int64()
-        )
-    in_range = pc.and_(pc.greater_equal(numbers, -1), pc.less(numbers, label.num_classes))
-    return pc.coalesce(labels, pc.if_else(in_range, numbers, pa.scalar(None, pa.int64())))
 
 
 def _cast_json(array: pa.Array, where: Where) -> pa.Array:

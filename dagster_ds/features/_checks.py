@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 import pyarrow.compute
@@ -52,6 +52,45 @@ class Where:
             return self.rows(owner)
 
         return Where(f"{self.column}[]", row)
+
+
+_ArrayCast = Callable[[pa.Array, Where], pa.Array]
+"""Casts one array; errors say where it sits."""
+
+
+@overload
+def per_chunk(
+    array: pa.Array, column: str, target: Callable[[], pa.DataType], cast: _ArrayCast
+) -> pa.Array: ...
+@overload
+def per_chunk(
+    array: pa.ChunkedArray, column: str, target: Callable[[], pa.DataType], cast: _ArrayCast
+) -> pa.ChunkedArray: ...
+@overload
+def per_chunk(
+    array: pa.Array | pa.ChunkedArray,
+    column: str,
+    target: Callable[[], pa.DataType],
+    cast: _ArrayCast,
+) -> pa.Array | pa.ChunkedArray: ...
+def per_chunk(
+    array: pa.Array | pa.ChunkedArray,
+    column: str,
+    target: Callable[[], pa.DataType],
+    cast: _ArrayCast,
+) -> pa.Array | pa.ChunkedArray:
+    """``cast`` applied to an array, or to each chunk of a chunked array (of type ``target()``).
+
+    Errors name the column ``column`` and count rows across the chunks.
+    """
+    if isinstance(array, pa.ChunkedArray):
+        chunks: list[pa.Array] = []
+        start = 0
+        for chunk in array.chunks:
+            chunks.append(cast(chunk, Where(column, lambda index, s=start: s + index)))
+            start += len(chunk)
+        return pa.chunked_array(chunks, type=target())  # pyright: ignore[reportCallIssue, reportArgumentType]
+    return cast(array, Where(column, lambda index: index))
 
 
 def nulls(length: int, kind: pa.DataType) -> pa.Array:

@@ -15,6 +15,8 @@ from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
+from dagster_ds.errors import FeatureError
+from dagster_ds.features._features import Features
 from dagster_ds.features._media import Media
 from dagster_ds.features._types import FeatureType, Json, LargeList, List
 
@@ -176,9 +178,6 @@ def _described(stored: bytes) -> frozenset[str]:
 @functools.lru_cache(maxsize=256)
 def _features(schema: pa.Schema, stored: bytes | None) -> Mapping[str, FeatureType]:
     # ``stored`` is part of the key: schemas compare equal whatever their metadata.
-    from dagster_ds.errors import FeatureError
-    from dagster_ds.features._features import Features
-
     try:  # a stored feature counts only where its Arrow type is the column's
         features = Features.from_arrow_schema(schema)
     except FeatureError:

@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.errors import FeatureError, UnsupportedFeatureWarning
+from dagster_ds.features._encode import encode_nested
 from dagster_ds.features._mapping import (
     arrow_type_to_feature,
     feature_to_arrow_type,
@@ -219,8 +220,6 @@ class Features(dict[str, FeatureType]):
             >>> features.encode_example({"label": "pos"})
             {'label': 1}
         """
-        from dagster_ds.features._encode import encode_nested
-
         if example is None:  # pyright: ignore[reportUnnecessaryComparison]
             raise FeatureError("Cannot encode None as an example; expected a dict of columns.")
         return {name: encode_nested(feature, example.get(name)) for name, feature in self.items()}
@@ -232,8 +231,6 @@ class Features(dict[str, FeatureType]):
             >>> Features({"label": ClassLabel(names=["a", "b"])}).encode_column(["b"], "label")
             [1]
         """
-        from dagster_ds.features._encode import encode_nested
-
         feature = self[column_name]
         return [encode_nested(feature, value) for value in column]
 

@@ -149,38 +149,3 @@ class Media(Composite):
     def encoded_array(self, values: list[Any]) -> pa.Array:
         """Python values encoded and stored as ``struct<bytes, path>``."""
         return pa.array([self.encode_example(value) for value in values], STORAGE_TYPE)
-
-
-def embed_files(table: pa.Table | pa.RecordBatch) -> pa.Table | pa.RecordBatch:
-    """``table`` with the files of its `Image`/`Audio` columns stored inside it.
-
-    What a push does, as the anchor: a value stored by path alone gets the file's
-    bytes, and its path becomes the file name (the folder means nothing elsewhere).
-    Columns of other features, and values that already hold bytes, are kept.
-    """
-    from dagster_ds.features._decode import column_features
-
-    media = {
-        name: feature
-        for name, feature in column_features(table.schema).items()
-        if isinstance(feature, Media)
-    }
-    for name, feature in media.items():
-        index = table.schema.get_field_index(name)
-        column = table.column(index)
-        values: list[Any] = column.to_pylist()
-        if not any(v is not None and v.get("bytes") is None for v in values):
-            continue
-        embedded = [
-            None
-            if value is None
-            else {
-                "bytes": feature.file_bytes(value)[0],
-                "path": os.path.basename(value["path"]) if value.get("path") else None,
-            }
-            for value in values
-        ]
-        array = pa.array(embedded, STORAGE_TYPE)
-        field = table.schema.field(index)
-        table = table.set_column(index, field, array)  # pyright: ignore[reportArgumentType]
-    return table

@@ -37,6 +37,7 @@ from dagster_ds.features._types import (
     List,
     Sequence,
     Value,
+    pickle_as_form,
 )
 
 MEDIA_TYPES: dict[str, type[Media]] = {"Audio": Audio, "Image": Image}
@@ -156,6 +157,9 @@ def feature_to_json(feature: FeatureType) -> str:
 def feature_from_json(text: str) -> FeatureType:
     """The feature `feature_to_json` wrote (used to pickle and hash features)."""
     return feature_from_dict(json.loads(text)["feature"])
+
+
+pickle_as_form(feature_from_json, feature_to_json)
 
 
 # -- YAML form ------------------------------------------------------------------

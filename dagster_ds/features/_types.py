@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import numbers
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Sequence as CollectionsSequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
@@ -12,18 +12,33 @@ from typing import Any, ClassVar, TypeAlias
 import pyarrow as pa
 
 from dagster_ds.errors import ClassLabelError, ClassLabelNamesError, FeatureError
+from dagster_ds.features._checks import per_chunk
 from dagster_ds.features._dtypes import canonical_dtype, dtype_to_arrow
+from dagster_ds.features._labels import cast_labels
 
 _MAX_NAMES_SHOWN = 20
+
+
+# How features pickle: the reader and writer of their serialised form (see `pickle_as_form`).
+_pickled_form: list[tuple[Callable[[str], Any], Callable[[Any], str]]] = []
+
+
+def pickle_as_form(read: Callable[[str], Any], write: Callable[[Any], str]) -> None:
+    """Make features pickle (and hash) as ``read(write(feature))``.
+
+    `_serialize` knows every feature type (media and composite ones too), so it sits
+    above this module and hands its functions down when imported; the package's
+    ``__init__`` imports it, so they are set before any feature can be pickled.
+    """
+    _pickled_form[:] = [(read, write)]
 
 
 class _Reducible:
     """Pickles (and hashes) a feature as its serialised form, which keeps field order."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from dagster_ds.features._serialize import feature_from_json, feature_to_json
-
-        return feature_from_json, (feature_to_json(self),)  # pyright: ignore[reportArgumentType]
+        read, write = _pickled_form[0]
+        return read, (write(self),)
 
 
 @dataclass(repr=False)
@@ -277,9 +292,9 @@ class ClassLabel(_Reducible):
             >>> ClassLabel(names=["neg", "pos"]).cast_storage(pa.array(["pos", None])).to_pylist()
             [1, None]
         """
-        from dagster_ds.features._cast import cast_array
-
-        return cast_array(storage, self)
+        return per_chunk(
+            storage, "<array>", pa.int64, lambda array, where: cast_labels(array, self, where)
+        )
 
 
 class Sequence:

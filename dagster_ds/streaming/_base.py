@@ -86,6 +86,22 @@ class StreamBase:
         """
         return self._fingerprint
 
+    def _new(
+        self,
+        node: Node,
+        *,
+        features: Features | None,
+        formatter: Formatter,
+        split: str | None,
+        fingerprint: Callable[[], str],
+    ) -> IterableDataset:
+        """A dataset of these parts; `IterableDataset`, which assembles the operators, makes it.
+
+        Raises:
+            NotImplementedError: always here (the operator mixins build no dataset).
+        """
+        raise NotImplementedError
+
     def _derive(
         self,
         node: Node,
@@ -96,15 +112,13 @@ class StreamBase:
         formatter: Formatter | None = None,
     ) -> IterableDataset:
         """A new dataset: ``node`` made by ``transform(**args)`` from this one."""
-        from dagster_ds.streaming._dataset import IterableDataset
-
         parent = self
 
         def fingerprint() -> str:
             return update_fingerprint(parent._fingerprint, transform, args)
 
         declared = self._declared if isinstance(features, _Keep) else features
-        derived = IterableDataset(
+        derived = self._new(
             node,
             features=declared,
             formatter=formatter if formatter is not None else self._formatter,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from dagster_ds.streaming._base import StreamBase
+
 if TYPE_CHECKING:
     from dagster_ds.streaming._dataset import IterableDataset
 
@@ -25,10 +27,8 @@ class IterableColumn:
         self.column_name = column_name
 
     def __iter__(self) -> Iterator[Any]:
-        from dagster_ds.streaming._dataset import IterableDataset
-
         source, name = self.source, self.column_name
-        if isinstance(source, IterableDataset) and source._formatter.type == "python":  # pyright: ignore[reportPrivateUsage]
+        if isinstance(source, StreamBase) and source._formatter.type == "python":  # pyright: ignore[reportPrivateUsage]
             for batch in source.select_columns([name])._record_batches():  # pyright: ignore[reportPrivateUsage]
                 yield from batch.column(0).to_pylist()
             return
