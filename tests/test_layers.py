@@ -209,10 +209,6 @@ def package_imports() -> list[Import]:
     return imports(PACKAGE)
 
 
-# Issue 24 is fixing these three on main; strict: each must start passing when fixed.
-_BEING_FIXED = pytest.mark.xfail(strict=True, reason="issue 24: package boundaries in progress")
-
-
 def test_imports_point_down_the_layers(package_imports: list[Import]) -> None:
     assert upward_arrows(package_imports) == []
 
@@ -236,7 +232,6 @@ def test_internal_names_are_apart_from_the_public_api() -> None:
         assert all(hasattr(module, item) for item in internal), name
 
 
-@_BEING_FIXED
 def test_no_import_circle_spans_more_than_two_modules(package_imports: list[Import]) -> None:
     assert circles(package_imports) == []
 
