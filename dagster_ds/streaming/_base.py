@@ -95,12 +95,11 @@ class StreamBase:
         split: str | None,
         fingerprint: Callable[[], str],
     ) -> IterableDataset:
-        """A dataset of these parts; `IterableDataset`, which assembles the operators, makes it.
-
-        Raises:
-            NotImplementedError: always here (the operator mixins build no dataset).
-        """
-        raise NotImplementedError
+        """A dataset of these parts, of this dataset's own class (`IterableDataset`)."""
+        make: Any = type(self)  # the class the operator mixins are assembled into
+        return make(
+            node, features=features, formatter=formatter, split=split, fingerprint=fingerprint
+        )
 
     def _derive(
         self,

@@ -88,19 +88,6 @@ class IterableDataset(RowOperators, ColumnOperators):
         )
         _add_torch_base(type(self))
 
-    def _new(
-        self,
-        node: Node,
-        *,
-        features: Features | None,
-        formatter: Formatter,
-        split: str | None,
-        fingerprint: Callable[[], str],
-    ) -> IterableDataset:
-        return IterableDataset(
-            node, features=features, formatter=formatter, split=split, fingerprint=fingerprint
-        )
-
     # -- construction ------------------------------------------------------
 
     @classmethod
