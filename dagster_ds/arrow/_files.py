@@ -133,14 +133,23 @@ def file_transforms(
     """Each file's shard: its fingerprint is that of the file's content and the reading options."""
     transforms: list[Transform] = []
     tree: HashNode | None = None
+    state_dir = CacheStore().state_dir  # what local files hashed to, shared by processes
     for file in files:
         if tree is None:  # the first file, or unhashable options: hash every argument
             args = _load_args(
-                [file], file_format, features, columns, filters, options, storage_options, origin
+                [file],
+                file_format,
+                features,
+                columns,
+                filters,
+                options,
+                storage_options,
+                origin,
+                state_dir=state_dir,
             )
             fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
         else:  # the same options: hash only the file
-            source = fingerprint_files([file], storage_options=storage_options)
+            source = fingerprint_files([file], storage_options=storage_options, state_dir=state_dir)
             tree = replace_arguments(tree, {"source": source})
             fingerprint = tree.digest
         transforms.append(Transform("load_dataset", (), fingerprint, tree))
@@ -160,11 +169,13 @@ def _load_args(
     options: Mapping[str, Any],
     storage_options: Mapping[str, Any] | None,
     origin: Mapping[str, Any] | None = None,
+    *,
+    state_dir: str | None = None,
 ) -> dict[str, Any]:
     """What a loaded split's fingerprint is made of (the same streamed or not)."""
     args: dict[str, Any] = {
         "format": file_format,
-        "source": fingerprint_files(files, storage_options=storage_options),
+        "source": fingerprint_files(files, storage_options=storage_options, state_dir=state_dir),
         "features": features.to_dict() if features is not None else None,
         "columns": list(columns) if columns is not None else None,
         "filters": filters,

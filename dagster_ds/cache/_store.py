@@ -153,6 +153,21 @@ class CacheStore:
         return self._storage.url
 
     @property
+    def state_dir(self) -> str:
+        """A folder of this machine for what it remembers about the local files it reads.
+
+        In the store (``state/``) when the store is local; else under
+        ``~/.cache/dagster_ds/state``: a local file's stat means nothing elsewhere.
+
+        Example:
+            >>> CacheStore("/tmp/state-doc").state_dir
+            '/tmp/state-doc/state'
+        """
+        if self.is_local:
+            return self._storage.join("state")
+        return os.path.join(os.path.expanduser("~"), ".cache", "dagster_ds", "state")
+
+    @property
     def is_local(self) -> bool:
         """Whether the root is a local folder (atomic renames; files can be memory-mapped)."""
         return self._storage.is_local

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -12,23 +13,29 @@ import xxhash
 from dagster_ds.formats._file import ResolvedFile, file_url
 from dagster_ds.formats._io import is_local, url_to_fs
 from dagster_ds.formats._resolve import storage_checksum
+from dagster_ds.formats._stat_records import StatKey, StatRecords, stat_key, trusted
 
 _CHUNK = 8 << 20
 _MEMO_LIMIT = 100_000
-_memo: dict[tuple[str, int, int, int, int, int], str] = {}
+_memo: dict[StatKey, tuple[str, int]] = {}  # stat -> (digest, when it was hashed)
 _memo_lock = threading.Lock()
+_open_records: dict[str, StatRecords] = {}
 
 
 def fingerprint_files(
     files: Iterable[ResolvedFile | str | os.PathLike[str]],
     *,
     storage_options: Mapping[str, Any] | None = None,
+    state_dir: str | None = None,
 ) -> str:
     r"""A 128-bit fingerprint (32 hex characters) of a list of data files, in order.
 
-    A local file counts by its content (xxh3-128, streamed), remembered in-process
-    per (path, size, mtime, inode, ...) so an unchanged file is read once per
-    process; touching a file without changing it leaves the fingerprint unchanged. A
+    A local file counts by its content (xxh3-128, streamed), remembered per (path,
+    size, mtime, ctime, inode, device): in this process, and with ``state_dir`` in
+    a database there that every process on the machine shares, so an unchanged
+    file is read once, not once per process. A file changed within 2 seconds of
+    being hashed is hashed again (a change in the same timestamp tick keeps its
+    stat). Touching a file without changing it leaves the fingerprint unchanged. A
     remote file counts by the checksum or ETag its storage reports, with its size
     (the checksum a `ResolvedFile` captured at resolution, else ``fs.info()``), and
     by its content where the storage reports none. Paths do not count: moving the
@@ -37,6 +44,8 @@ def fingerprint_files(
     Args:
         files: Resolved files (or paths and URLs), in dataset order.
         storage_options: Passed to the fsspec filesystem.
+        state_dir: A local folder for the records of local files' digests (none:
+            remembered in this process only).
 
     Returns:
         32 hexadecimal characters.
@@ -53,22 +62,34 @@ def fingerprint_files(
         >>> fingerprint_files([moved]) == fingerprint
         True
     """
+    records = _records(state_dir) if state_dir is not None else None
     digest = xxhash.xxh3_128()
     for file in files:
-        digest.update(_file_fingerprint(file, storage_options).encode())
+        digest.update(_file_fingerprint(file, storage_options, records).encode())
         digest.update(b"\n")
     return digest.hexdigest()
 
 
+def _records(state_dir: str) -> StatRecords:
+    """One `StatRecords` per folder in this process (its database connection reused)."""
+    with _memo_lock:
+        found = _open_records.get(state_dir)
+        if found is None:
+            found = _open_records[state_dir] = StatRecords(state_dir)
+        return found
+
+
 def _file_fingerprint(
-    file: ResolvedFile | str | os.PathLike[str], storage_options: Mapping[str, Any] | None
+    file: ResolvedFile | str | os.PathLike[str],
+    storage_options: Mapping[str, Any] | None,
+    records: StatRecords | None,
 ) -> str:
     url = file_url(file)
     if "://" not in url and "::" not in url:  # a local path: skip resolving a filesystem
-        return f"content:{_local_digest(os.path.expanduser(url))}"
+        return f"content:{_local_digest(os.path.expanduser(url), records)}"
     fs, path = url_to_fs(url, storage_options)
     if is_local(fs):
-        return f"content:{_local_digest(path)}"
+        return f"content:{_local_digest(path, records)}"
     checksum = file.checksum if isinstance(file, ResolvedFile) else None
     size = file.size if isinstance(file, ResolvedFile) else None
     if checksum is None:
@@ -87,27 +108,27 @@ def _stream_digest(stream: Any) -> str:
     return digest.hexdigest()
 
 
-def _local_digest(path: str) -> str:
-    """xxh3-128 of a local file's content, memoised while the file's stat is unchanged."""
-    before = os.stat(path)
-    key = (
-        os.path.abspath(path),
-        before.st_size,
-        before.st_mtime_ns,
-        before.st_ctime_ns,
-        before.st_ino,
-        before.st_dev,
-    )
+def _local_digest(path: str, records: StatRecords | None) -> str:
+    """xxh3-128 of a local file's content, remembered while the file's stat is unchanged.
+
+    In this process, and across processes in ``records``; either is believed only
+    when the file's last change is not racy (`dagster_ds.formats._stat_records`).
+    """
+    key = stat_key(path)
     with _memo_lock:
         known = _memo.get(key)
-    if known is not None:
-        return known
+    if known is not None and trusted(key, known[1]):
+        return known[0]
+    if records is not None and (recorded := records.lookup(key)) is not None:
+        return recorded
+    hashed_ns = time.time_ns()
     with open(path, "rb") as stream:
         digest = _stream_digest(stream)
-    after = os.stat(path)
-    if (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == key[1:4]:
+    if stat_key(path) == key:  # unchanged while read: remember it
         with _memo_lock:
             if len(_memo) >= _MEMO_LIMIT:
                 _memo.clear()
-            _memo[key] = digest
+            _memo[key] = (digest, hashed_ns)
+        if records is not None:
+            records.record(key, digest, hashed_ns)
     return digest

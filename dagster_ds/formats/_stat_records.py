@@ -1,0 +1,133 @@
+"""What each local source file hashed to, remembered across processes by its stat.
+
+Git's index and DVC's state database do the same: a file whose (path, size,
+mtime, ctime, inode, device) are those recorded when it was hashed has the
+recorded digest, so a new process reads none of an unchanged source.
+
+A record is trusted only when the file's last change (mtime or ctime) is older
+than the moment it was hashed by more than `RACY_NS`: a file changed within
+that window could have changed again in the same timestamp tick, with the same
+size, leaving its stat as recorded (Git's "racily clean" entries). Such a file
+is hashed again, and recorded again with the new hashing time. Each record
+carries a checksum of its own fields: a damaged record is ignored, never
+believed. The records are an optimisation only: a database that cannot be
+opened, read or written (read-only or full disk, a damaged file) costs a read
+of the source, never a wrong digest.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+
+import xxhash
+
+#: A change this close to the hashing time makes a record untrusted (covers FAT's 2 s).
+RACY_NS = 2_000_000_000
+DATABASE = "source-stats.sqlite3"
+
+StatKey = tuple[str, int, int, int, int, int]
+
+
+def stat_key(path: str) -> StatKey:
+    """The stat a record is keyed by: absolute path, size, mtime, ctime, inode, device."""
+    stat = os.stat(path)
+    return (
+        os.path.abspath(path),
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ctime_ns,
+        stat.st_ino,
+        stat.st_dev,
+    )
+
+
+class StatRecords:
+    """Recorded digests of local files in ``folder`` (an SQLite database), shared by processes.
+
+    Example:
+        >>> import tempfile
+        >>> records = StatRecords(tempfile.mkdtemp())
+        >>> records.lookup(("/x", 1, 0, 0, 1, 1)) is None
+        True
+    """
+
+    def __init__(self, folder: str) -> None:
+        self._path = os.path.join(folder, DATABASE)
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._broken = False
+        self._pid = os.getpid()
+
+    def lookup(self, key: StatKey) -> str | None:
+        """The digest recorded for ``key`` if the record is intact and trusted, else None."""
+        connection = self._connect(create=False)
+        if connection is None:
+            return None
+        try:
+            with self._lock:
+                row = connection.execute(
+                    "SELECT digest, hashed_ns, checksum FROM records WHERE key = ?",
+                    (_key_text(key),),
+                ).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        digest, hashed_ns, checksum = row
+        if not isinstance(digest, str) or not isinstance(hashed_ns, int):
+            return None
+        if checksum != _checksum(key, digest, hashed_ns):
+            return None
+        return digest if trusted(key, hashed_ns) else None
+
+    def record(self, key: StatKey, digest: str, hashed_ns: int) -> None:
+        """Remember that the file of ``key`` hashed to ``digest`` at ``hashed_ns``."""
+        connection = self._connect(create=True)
+        if connection is None:
+            return
+        try:
+            with self._lock, connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO records (key, digest, hashed_ns, checksum)"
+                    " VALUES (?, ?, ?, ?)",
+                    (_key_text(key), digest, hashed_ns, _checksum(key, digest, hashed_ns)),
+                )
+        except sqlite3.Error:
+            return
+
+    def _connect(self, *, create: bool) -> sqlite3.Connection | None:
+        if self._pid != os.getpid():  # a forked child never uses its parent's connection
+            self._pid, self._connection, self._broken = os.getpid(), None, False
+        if self._connection is not None or self._broken:
+            return self._connection
+        if not create and not os.path.exists(self._path):
+            return None
+        try:
+            os.makedirs(os.path.dirname(self._path), exist_ok=True)
+            connection = sqlite3.connect(self._path, timeout=30, check_same_thread=False)
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS records"
+                " (key TEXT PRIMARY KEY, digest TEXT, hashed_ns INTEGER, checksum TEXT)"
+            )
+            connection.commit()
+        except (OSError, sqlite3.Error):
+            self._broken = True  # read-only, full or damaged: hash the files instead
+            return None
+        self._connection = connection
+        return connection
+
+
+def trusted(key: StatKey, hashed_ns: int) -> bool:
+    """Whether a file last changed as ``key`` says was hashed long enough after that change."""
+    changed_ns = max(key[2], key[3])
+    return hashed_ns - changed_ns >= RACY_NS
+
+
+def _key_text(key: StatKey) -> str:
+    return "\0".join(str(part) for part in key)
+
+
+def _checksum(key: StatKey, digest: str, hashed_ns: int) -> str:
+    return xxhash.xxh3_64_hexdigest(f"{_key_text(key)}\0{digest}\0{hashed_ns}".encode())

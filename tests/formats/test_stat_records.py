@@ -1,0 +1,159 @@
+"""Local source files hashed once per machine, not once per process: stat records, racy rule."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import xxhash
+
+from dagster_ds.formats import fingerprint_files
+from dagster_ds.formats._stat_records import DATABASE, RACY_NS, StatRecords, stat_key
+
+
+def _wait_until_not_racy() -> None:
+    """Let the files just written age past the racy window, so their records are trusted."""
+    time.sleep(RACY_NS / 1e9 + 0.1)
+
+
+def _run(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+FINGERPRINT_AND_BYTES_READ = """
+import sys
+from dagster_ds.formats import fingerprint_files
+
+def rchar() -> int:
+    with open("/proc/self/io") as io:
+        return int(next(line for line in io if line.startswith("rchar:")).split()[1])
+
+files, state = sys.argv[1:-1], sys.argv[-1]
+before = rchar()
+fingerprint = fingerprint_files(files, state_dir=state)
+print(fingerprint, rchar() - before)
+"""
+
+
+def _fingerprint_in_a_new_process(files: list[Path], state: Path) -> tuple[str, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", FINGERPRINT_AND_BYTES_READ, *map(str, files), str(state)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    fingerprint, read = done.stdout.split()
+    return fingerprint, int(read)
+
+
+def test_a_new_process_reads_none_of_an_unchanged_source(tmp_path: Path) -> None:
+    files = []
+    for index in range(8):
+        path = tmp_path / f"part-{index}.bin"
+        path.write_bytes(os.urandom(8 << 20))
+        files.append(path)
+    state = tmp_path / "state"
+    _wait_until_not_racy()
+    first, read_first = _fingerprint_in_a_new_process(files, state)
+    second, read_second = _fingerprint_in_a_new_process(files, state)
+    assert read_first >= 64 << 20  # the first process hashed every byte
+    assert second == first
+    assert read_second < 1 << 20  # the second read its records only, none of the 64 MiB
+    files[3].write_bytes(os.urandom(8 << 20))  # one file changes: only it is read again
+    _wait_until_not_racy()
+    third, read_third = _fingerprint_in_a_new_process(files, state)
+    assert third != first
+    assert (8 << 20) <= read_third < (9 << 20)
+
+
+def test_a_file_rewritten_with_the_same_size_at_once_is_never_taken_as_unchanged(
+    tmp_path: Path,
+) -> None:
+    """Rewrites in the same timestamp tick keep size, mtime and ctime: the racy rule."""
+    out = _run(
+        f"""
+        import os, xxhash
+        from dagster_ds.formats import fingerprint_files
+        path, state = {str(tmp_path / "data.bin")!r}, {str(tmp_path / "state")!r}
+        wrong = 0
+        for round in range(300):
+            content = round.to_bytes(4, "little") * 256
+            with open(path, "wb") as file:
+                file.write(content)
+            expected = xxhash.xxh3_128()
+            expected.update(("content:" + xxhash.xxh3_128_hexdigest(content) + "\\n").encode())
+            wrong += fingerprint_files([path], state_dir=state) != expected.hexdigest()
+        print(wrong)
+        """
+    )
+    assert out == "0"
+
+
+def test_a_record_is_trusted_only_when_the_file_changed_well_before_it_was_hashed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "data.txt"
+    path.write_text("hello")
+    key = stat_key(str(path))
+    changed = max(key[2], key[3])
+    records = StatRecords(str(tmp_path / "state"))
+    records.record(key, "a" * 32, changed + RACY_NS - 1)  # hashed in the racy window
+    assert records.lookup(key) is None
+    records.record(key, "b" * 32, changed + RACY_NS)
+    assert records.lookup(key) == "b" * 32
+    other = (*key[:2], key[2] + 1, *key[3:])  # another mtime: another file version
+    assert records.lookup(other) is None
+
+
+def test_damaged_records_cost_a_read_never_a_wrong_fingerprint(tmp_path: Path) -> None:
+    path = tmp_path / "data.txt"
+    path.write_text("the rows")
+    state = tmp_path / "state"
+    _wait_until_not_racy()
+    right, _ = _fingerprint_in_a_new_process([path], state)
+    with sqlite3.connect(state / DATABASE) as connection:  # a record's digest changed
+        connection.execute("UPDATE records SET digest = ?", ("0" * 32,))
+    assert _fingerprint_in_a_new_process([path], state)[0] == right
+    (state / DATABASE).write_bytes(b"not a database at all" * 100)  # the file itself
+    assert _fingerprint_in_a_new_process([path], state)[0] == right
+    unusable = str(path / "state")  # a folder inside a file: never created
+    assert fingerprint_files([path], state_dir=unusable) == right
+
+
+def test_processes_hashing_the_same_files_at_once_agree(tmp_path: Path) -> None:
+    files = []
+    for index in range(40):
+        path = tmp_path / f"f{index}.txt"
+        path.write_text(f"row {index}\n" * 1000)
+        files.append(path)
+    expected = xxhash.xxh3_128()
+    for path in files:
+        expected.update(f"content:{xxhash.xxh3_128_hexdigest(path.read_bytes())}\n".encode())
+    state = tmp_path / "state"
+    _wait_until_not_racy()
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", FINGERPRINT_AND_BYTES_READ, *map(str, files), str(state)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    outputs = [run.communicate(timeout=120)[0].split()[0] for run in runs]
+    assert outputs == [expected.hexdigest()] * 3
+    assert _fingerprint_in_a_new_process(files, state)[0] == expected.hexdigest()
