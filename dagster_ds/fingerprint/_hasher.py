@@ -435,6 +435,11 @@ def _resolve_global(chain: tuple[str, ...], namespace: Mapping[str, Any]) -> tup
             return None
         return head, _Undefined(head)
     value = namespace[head]
+    if value is getattr(builtins, head, _Undefined):
+        # The builtin itself, bound as a global: what dill does to a `__main__` function it
+        # ships by value (a Dask worker's copy reads `len` from its globals). Hashed as the
+        # builtin it is, so the worker and the driver agree.
+        return None
     name = head
     for attribute in chain[1:]:
         if not isinstance(value, ModuleType) or not module_origin(value.__name__).by_value:

@@ -213,6 +213,50 @@ def test_two_drivers_at_once_compute_each_shard_once(
     assert theirs["rows"] == rows
 
 
+MAIN_SCRIPT = """
+import sys
+from distributed import Client
+from dagster_ds import load_dataset
+from dagster_ds.cache import cache_root
+from dagster_ds.distributed import DaskExecutor
+
+MIN_DIGITS = 2
+
+
+def long_enough(batch):
+    return {"keep": [len(str(number)) >= MIN_DIGITS for number in batch["id"]]}
+
+
+if __name__ == "__main__":
+    address, cache, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+    with Client(address) as client, cache_root(cache), DaskExecutor(client) as executor:
+        ds = load_dataset("json", data_files=files, split="train")
+        kept = ds.map(long_enough, batched=True)["keep"][:]
+    print(sum(kept), executor.counts.computed)
+"""
+
+
+def test_a_function_of_the_script_reading_a_global_runs_on_the_workers(
+    client: Any, shared_cache: Cache, tmp_path: Path
+) -> None:
+    """dill ships a `__main__` function with the builtins it reads as globals: same hash."""
+    files = write_files(tmp_path / "data", 3)
+    script = tmp_path / "refresh.py"
+    script.write_text(MAIN_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script), client.scheduler.address, shared_cache[0], *files],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept, computed = map(int, done.stdout.split())
+    assert kept == 3 * ROWS_PER_FILE - 10  # every id but 0 to 9
+    assert computed == 3  # every shard ran on the cluster
+
+
 def test_a_failing_function_names_the_shard_and_row_and_publishes_nothing(
     client: Any, shared_cache: Cache, tmp_path: Path
 ) -> None:
