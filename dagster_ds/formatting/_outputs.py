@@ -18,7 +18,7 @@ from typing import Any, cast
 import pyarrow as pa
 
 from dagster_ds.errors import TransformOutputError
-from dagster_ds.features import Features
+from dagster_ds.features import Features, concat_batches
 from dagster_ds.formatting._calls import returned_input
 from dagster_ds.formatting._feature_values import is_stored, stored_array, with_media_features
 from dagster_ds.formatting._lazy import LazyBatch
@@ -332,7 +332,7 @@ def per_example_output(
     """
     if results and all(_is_table(result) for result in results):
         pieces = [batch_output(result, where) for result in results]
-        output = _concat([piece for piece in pieces if piece is not None])
+        output = concat_batches([piece for piece in pieces if piece is not None])
     else:
         output = example_outputs(results, first_index)
     return _without(output, remove_columns) if returned_input(rows, results) else output
@@ -346,12 +346,6 @@ def _without(output: pa.RecordBatch | None, names: Sequence[str]) -> pa.RecordBa
 
 def _is_table(value: Any) -> bool:
     return isinstance(value, pa.Table | pa.RecordBatch) or type(value).__name__ == "DataFrame"
-
-
-def _concat(pieces: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
-    from dagster_ds.features import concat_batches
-
-    return concat_batches(pieces)
 
 
 def _preview(value: Any) -> str:
