@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import dagster_ds
+from dagster_ds.errors import AnchorDifferenceWarning
 
 DATA: dict[str, list[Any]] = {"a": [1, 2, 3], "s": ["x", "y", "x"]}
 
@@ -300,6 +301,57 @@ CASES.update(
         ),
     }
 )
+
+
+RUNS: dict[str, list[Any]] = {"k": [1, 1, 2, 2, 2, 3, 3, 3, 3, 3], "v": list(range(10))}
+
+CASES.update(
+    {
+        "batch by_column": lambda m: m.Dataset.from_dict(RUNS).batch(by_column="k").to_dict(),
+        "batch by_column, batch_size": lambda m: m.Dataset.from_dict(RUNS).batch(3, "k").to_dict(),
+        "batch by_column, drop_last_batch": lambda m: [
+            m.Dataset.from_dict(RUNS).batch(size, by_column="k", drop_last_batch=True).to_dict()
+            for size in (3, 4, 5)
+        ],
+        "batch by_columns": lambda m: (
+            m.Dataset.from_dict(RUNS).batch(4, by_column=["k", "v"]).to_dict()
+        ),
+        "batch by_column keeps the format": lambda m: (
+            m.Dataset.from_dict(RUNS).with_format("numpy").batch(by_column="k").format["type"]
+        ),
+        "batch by_column of no rows": lambda m: (
+            m.Dataset.from_dict({"k": [], "v": []}).batch(2, by_column="k").to_dict()
+        ),
+        "batch by_column of selected rows": lambda m: (
+            m.Dataset.from_dict(RUNS).select([9, 8, 0, 1, 2]).batch(by_column="k").to_dict()
+        ),
+        "batch without a size": lambda m: _raised(lambda: m.Dataset.from_dict(RUNS).batch()),
+    }
+)
+
+
+def test_batch_by_column_runs_cross_data_files(datasets: ModuleType, tmp_path: Path) -> None:
+    """A run split over two files is one batch; the result is cached under its fingerprint."""
+    files = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    dagster_ds.Dataset.from_dict({"k": [1, 2, 2], "v": [0, 1, 2]}).to_parquet(files[0])
+    dagster_ds.Dataset.from_dict({"k": [2, 3], "v": [3, 4]}).to_parquet(files[1])
+    ours = dagster_ds.Dataset.from_parquet(files)
+    assert len(ours.cache_files) == 2  # two shards
+    batched = ours.batch(by_column="k")
+    expected = datasets.Dataset.from_parquet(files).batch(by_column="k")
+    assert batched.to_dict() == expected.to_dict()
+    again = dagster_ds.Dataset.from_parquet(files).batch(by_column="k")
+    assert again.fingerprint == batched.fingerprint
+    assert again.cache_files == batched.cache_files
+    assert ours.batch(by_column="v").fingerprint != batched.fingerprint
+
+
+def test_batch_by_column_keeps_a_run_of_nulls_and_says_so() -> None:
+    """Where we differ: the anchor merges nulls with both neighbours (`[1, None, 2]` is one run)."""
+    dataset = dagster_ds.Dataset.from_dict({"k": [1, None, None, 2]})
+    with pytest.warns(AnchorDifferenceWarning, match="run of nulls"):
+        batched = dataset.batch(by_column="k")
+    assert batched["k"][:] == [[1], [None, None], [2]]
 
 
 # Last: every module-level case above is in CASES by now.
