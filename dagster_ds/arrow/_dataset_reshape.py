@@ -125,25 +125,33 @@ class ReshapeMethods:
         return dataset.select(list(range(len(dataset))) * num_times)
 
     def add_item(self, item: Mapping[str, Any], new_fingerprint: str | None = None) -> Dataset:
-        """The dataset with one more row at the end, cast to the dataset's features.
+        """The dataset with one more row at the end.
+
+        As the anchor: the item's values are cast to the dataset's features; a key the
+        dataset lacks adds a column (null in the other rows), a missing key is null,
+        and a value in an all-null column gives the column the value's type.
 
         Example:
-            >>> Dataset.from_dict({"a": [1]}).add_item({"a": 2})["a"][:]
-            [1, 2]
+            >>> Dataset.from_dict({"a": [1]}).add_item({"a": 2, "b": "x"}).to_dict()
+            {'a': [1, 2], 'b': [None, 'x']}
         """
         from dagster_ds.arrow._combine import concatenate_map_style
-        from dagster_ds.errors import ColumnMismatchError
+        from dagster_ds.features import Features
 
         dataset = _as_dataset(self)
-        if set(item) != set(dataset.column_names):
-            raise ColumnMismatchError(
-                f"add_item: the item has the keys {sorted(item)} but the dataset the columns "
-                f"{dataset.column_names}; give a value for every column, and only those.",
-                missing=sorted(set(dataset.column_names) - set(item)),
-                extra=sorted(set(item) - set(dataset.column_names)),
-            )
-        row = type(dataset).from_list([dict(item)], features=dataset.features)
-        result = concatenate_map_style([dataset, row], axis=0)
+        row = type(dataset).from_list([dict(item)])
+        known = dataset.features
+        widened = {
+            name: feature
+            for name, feature in row.features.items()
+            if name in known and _all_null(known[name]) and not _all_null(feature)
+        }
+        kept = {name: known[name] for name in row.features if name in known and name not in widened}
+        row_features = Features({**row.features, **kept})
+        if row_features != row.features:
+            row = row.cast(row_features)
+        wider = dataset.cast(Features({**known, **widened})) if widened else dataset
+        result = concatenate_map_style([wider, row], axis=0)
         if new_fingerprint is not None:
             result._fingerprint = new_fingerprint  # pyright: ignore[reportPrivateUsage]
         return _same_format(result, dataset)
@@ -238,6 +246,15 @@ def _batch_runs(
             sink.write(features.arrow_schema.empty_table())
 
     return table_result(dataset, transform, write, lambda _schema: features)
+
+
+def _all_null(feature: Any) -> bool:
+    """Whether ``feature`` holds only nulls (``Value("null")``, or lists of it)."""
+    from dagster_ds.features import Value
+
+    while not isinstance(feature, Value) and hasattr(feature, "feature"):
+        feature = feature.feature
+    return isinstance(feature, Value) and feature.dtype == "null"
 
 
 def _grouped(table: pa.Table) -> pa.Table:

@@ -354,6 +354,33 @@ def test_batch_by_column_keeps_a_run_of_nulls_and_says_so() -> None:
     assert batched["k"][:] == [[1], [None, None], [2]]
 
 
+def _added(module: ModuleType, columns: dict[str, list[Any]], item: dict[str, Any]) -> Any:
+    added = module.Dataset.from_dict(columns).add_item(item)
+    return str(added.features), added.to_dict()
+
+
+NULLS: dict[str, list[Any]] = {"a": [1, 2], "n": [None, None], "l": [[None], []]}
+
+CASES.update(
+    {
+        "add_item widens a null column": lambda m: _added(m, NULLS, {"a": 3, "n": "x", "l": []}),
+        "add_item widens a list of nulls": lambda m: _added(m, NULLS, {"a": 3, "l": [1.5]}),
+        "add_item adds a column": lambda m: _added(m, DATA, {"a": 4, "s": "z", "new": 1.5}),
+        "add_item of a missing key": lambda m: _added(m, DATA, {"a": 4}),
+        "add_item casts to the dataset's type": lambda m: _added(m, DATA, {"a": 4.0, "s": None}),
+        "add_item refuses a lossy cast": lambda m: _raised(
+            lambda: m.Dataset.from_dict(DATA).add_item({"a": 2.5})
+        ),
+        "add_item keeps the format": lambda m: (
+            m.Dataset.from_dict(DATA).with_format("numpy").add_item({"b": 1}).format
+        ),
+        "add_item after select": lambda m: (
+            m.Dataset.from_dict(DATA).select([2, 0]).add_item({"a": 9, "s": "q"}).to_dict()
+        ),
+    }
+)
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
