@@ -381,6 +381,64 @@ CASES.update(
 )
 
 
+def _described(module: ModuleType, text: str, license: str = "l1", **columns: list[Any]) -> Any:
+    info = module.DatasetInfo(description=text, citation=f"c-{text}", license=license)
+    return module.Dataset.from_dict(columns or {"a": [1, 2]}, info=info).with_format("numpy")
+
+
+def _prose(dataset: Any) -> tuple[str, str, str, str]:
+    info = dataset.info
+    return info.description, info.citation, info.homepage, info.license
+
+
+CASES.update(
+    {
+        "concatenate keeps the common format": lambda m: (
+            m.concatenate_datasets([_described(m, "x"), _described(m, "y")]).format
+        ),
+        "concatenate of other formats has none": lambda m: (
+            m.concatenate_datasets(
+                [_described(m, "x"), _described(m, "y").with_format("pandas")]
+            ).format
+        ),
+        "concatenate side by side": lambda m: (
+            m.concatenate_datasets(
+                [_described(m, "x"), _described(m, "y", b=[3, 4])], axis=1
+            ).format
+        ),
+        "concatenate merges the info": lambda m: [
+            _prose(m.concatenate_datasets(parts))
+            for parts in (
+                [_described(m, "x"), _described(m, "y", license="l2")],
+                [_described(m, "x"), _described(m, "x")],
+                [_described(m, "x"), m.Dataset.from_dict({"a": [0]})],
+            )
+        ],
+        "interleave keeps the format and info": lambda m: (
+            (merged := m.interleave_datasets([_described(m, "x"), _described(m, "y")])).format,
+            _prose(merged),
+        ),
+        "transforms keep the info": lambda m: [
+            _prose(derived)
+            for derived in (
+                _described(m, "x").map(lambda row: row),
+                _described(m, "x").select([1]),
+                _described(m, "x").filter(lambda row: True),
+                _described(m, "x").rename_column("a", "b"),
+            )
+        ],
+        "from_list and from_pandas take info": lambda m: [
+            _prose(m.Dataset.from_list([{"a": 1}], info=m.DatasetInfo(description="l"))),
+            _prose(
+                m.Dataset.from_pandas(
+                    _described(m, "p").to_pandas(), info=m.DatasetInfo(homepage="h")
+                )
+            ),
+        ],
+    }
+)
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
