@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
+from dagster_ds.arrow._exports import export
 from dagster_ds.arrow._formatting import transmit_format
 from dagster_ds.arrow._function_options import (
     check_mixed_types,
@@ -61,7 +62,9 @@ class TransformMethods:
         function may return more or fewer rows than it was given, when the input
         columns are removed. ``remove_columns`` are dropped before the output is
         merged. ``num_proc``, ``desc``, ``writer_batch_size``, ``keep_in_memory``
-        and ``cache_file_name`` change how it runs, not its fingerprint. With
+        and ``cache_file_name`` change how it runs, not its fingerprint:
+        ``cache_file_name`` also writes the result there, one Arrow file (the anchor's
+        IPC stream, which `Dataset.from_file` reads), written anew on every call. With
         ``with_rank`` the function gets a last argument, the rank: None (no GPU
         worker ranks here). ``on_mixed_types="use_json"`` stores a column whose
         values mix types (dicts and lists, numbers and strings) as `Json`.
@@ -75,7 +78,7 @@ class TransformMethods:
             [2, 3]
         """
         dataset = _as_dataset(self)
-        del keep_in_memory, cache_file_name, disable_nullable, try_original_type
+        del keep_in_memory, disable_nullable, try_original_type
         check_mixed_types(on_mixed_types)
         if with_rank and function is not None:
             function = with_no_rank(function)
@@ -92,7 +95,7 @@ class TransformMethods:
             fn_kwargs=dict(fn_kwargs or {}),
             features=features,
         )
-        return map_dataset(
+        mapped = map_dataset(
             dataset,
             spec,
             num_proc=num_proc,
@@ -102,6 +105,9 @@ class TransformMethods:
             desc=desc,
             executor=executor,
         )
+        if cache_file_name is not None:
+            export(mapped, cache_file_name, "arrow", writer_batch_size, None, {})
+        return mapped
 
     @transmit_format
     def filter(

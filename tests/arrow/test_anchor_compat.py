@@ -439,6 +439,35 @@ CASES.update(
 )
 
 
+def _labelled(module: ModuleType) -> Any:
+    features = module.Features(
+        {"a": module.Value("int32"), "l": module.ClassLabel(names=["x", "y"])}
+    )
+    return module.Dataset.from_dict({"a": [1, 2, 3], "l": [0, 1, 0]}, features=features)
+
+
+@pytest.mark.parametrize("num_proc", [None, 2])
+def test_map_writes_the_arrow_file_named_by_cache_file_name(
+    datasets: ModuleType, tmp_path: Path, num_proc: int | None
+) -> None:
+    """One Arrow stream at that path, with the features; either library reads the other's."""
+    paths = {datasets: tmp_path / "anchor.arrow", dagster_ds: tmp_path / "ours.arrow"}
+    for module, path in paths.items():
+        mapped = _labelled(module).map(lambda row: {"b": row["a"] * 2}, cache_file_name=str(path))
+        assert path.is_file()
+        assert module.Dataset.from_file(str(path)).to_dict() == mapped.to_dict()
+    for module in paths:
+        read = [module.Dataset.from_file(str(path)) for path in paths.values()]
+        assert read[0].to_dict() == read[1].to_dict()
+        assert read[0].features == read[1].features
+    path = paths[dagster_ds]
+    path.unlink()
+    again = _labelled(dagster_ds).map(
+        lambda row: {"b": row["a"] * 2}, cache_file_name=str(path), num_proc=num_proc
+    )  # a cache hit (one file, whatever num_proc) writes the file too
+    assert dagster_ds.Dataset.from_file(str(path)).to_dict() == again.to_dict()
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
