@@ -72,6 +72,14 @@ class TransformMethods:
         `dagster_ds.distributed.DaskExecutor`); by default the one made current
         by ``with executor:``, else ``num_proc`` local processes.
 
+        The result's fingerprint, for a dataset in memory or on disk alike, is
+        ``update_fingerprint(self.fingerprint, "map", args)`` where ``args`` holds
+        ``function``, ``with_indices``, ``input_columns`` (a tuple or None),
+        ``batched``, ``batch_size`` and ``drop_last_batch`` (None unless batched),
+        ``remove_columns`` (a tuple), ``fn_kwargs`` (a dict), ``features`` (its
+        ``to_dict()`` or None) and ``format`` (the input's format dict, ``columns``
+        None when not restricted); pass ``new_fingerprint`` to choose it instead.
+
         Example:
             >>> ds = Dataset.from_dict({"a": [1, 2]})
             >>> ds.map(lambda x: {"a": x["a"] + 1})["a"][:]

@@ -468,6 +468,43 @@ def test_map_writes_the_arrow_file_named_by_cache_file_name(
     assert dagster_ds.Dataset.from_file(str(path)).to_dict() == again.to_dict()
 
 
+def _length(example: dict[str, Any]) -> dict[str, Any]:
+    return {"n": len(example["s"])}
+
+
+def test_map_fingerprint_is_update_fingerprint_of_its_arguments_in_memory_and_on_disk(
+    tmp_path: Path,
+) -> None:
+    """Where we differ: the anchor hashes its internal ``_map_single`` arguments, we these."""
+    from dagster_ds.fingerprint import update_fingerprint
+
+    in_memory = dagster_ds.Dataset.from_dict(DATA)
+    in_memory.save_to_disk(str(tmp_path / "saved"))
+    in_memory.to_parquet(str(tmp_path / "data.parquet"))
+    on_disk = [
+        dagster_ds.load_from_disk(str(tmp_path / "saved")),
+        dagster_ds.Dataset.from_parquet(str(tmp_path / "data.parquet")),
+    ]
+    args = {
+        "format": {"type": None, "format_kwargs": {}, "columns": None, "output_all_columns": False},
+        "function": _length,
+        "with_indices": False,
+        "input_columns": None,
+        "batched": False,
+        "batch_size": None,  # only hashed when batched
+        "drop_last_batch": None,
+        "remove_columns": (),
+        "fn_kwargs": {},
+        "features": None,
+    }
+    for dataset in [in_memory, *on_disk]:
+        expected = update_fingerprint(dataset.fingerprint, "map", args)
+        assert dataset.map(_length, num_proc=2, desc="x").fingerprint == expected
+        named = update_fingerprint(dataset.fingerprint, "map", {"function": _length})
+        assert dataset.map(_length, new_fingerprint=named).fingerprint == named
+    assert on_disk[0].map(_length).fingerprint == in_memory.map(_length).fingerprint
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
