@@ -62,6 +62,7 @@ inherits that builtin too::
     ├── UnhashableTransformWarning      a transform got a random fingerprint
     ├── HiddenInputWarning              an asset function reads what its hash cannot see
     ├── UnsupportedFeatureWarning       stored features hold a type we do not model
+    ├── AnchorDifferenceWarning         a call differs from `datasets` on purpose (README)
     ├── CacheCorruptionWarning          a corrupt cache entry was quarantined
     └── DistributedStorageWarning       the cache is a local path but the cluster is not local
 
@@ -79,6 +80,7 @@ from __future__ import annotations
 import pickle
 
 __all__ = [
+    "AnchorDifferenceWarning",
     "CacheCorruptionWarning",
     "CacheError",
     "CacheFileNotFoundError",
@@ -451,6 +453,10 @@ class UnsupportedFeatureWarning(DagsterDsWarning):
 
     The column's feature is then inferred from its Arrow type instead.
     """
+
+
+class AnchorDifferenceWarning(DagsterDsWarning):
+    """A call does something other than `datasets` does, on purpose (README: Where we differ)."""
 
 
 class CacheCorruptionWarning(DagsterDsWarning):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
+from dagster_ds.arrow._info import merged_prose
 from dagster_ds.arrow._results import Transform, table_result
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError, RowCountMismatchError
 from dagster_ds.features import Features, conform, unify_schemas
@@ -76,7 +77,12 @@ def concatenate_map_style(datasets: Sequence[Dataset], axis: int) -> Dataset:
             if sink.num_rows == 0:
                 sink.write(features.arrow_schema.empty_table())
 
-    return table_result(None, transform, write, lambda _schema: features, cls=type(datasets[0]))
+    result = table_result(None, transform, write, lambda _schema: features, cls=type(datasets[0]))
+    # As the anchor: the parts' common format (or none if they differ), their merged info.
+    if all(dataset.format == datasets[0].format for dataset in datasets):
+        result._output_format = datasets[0]._output_format  # pyright: ignore[reportPrivateUsage]
+    result._prose = merged_prose([dataset._prose for dataset in datasets])  # pyright: ignore[reportPrivateUsage]
+    return result
 
 
 def _batches(dataset: Dataset) -> list[pa.RecordBatch]:

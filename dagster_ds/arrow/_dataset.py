@@ -24,7 +24,7 @@ from dagster_ds.arrow._dataset_sources import SourceMethods
 from dagster_ds.arrow._dataset_storage import StorageMethods
 from dagster_ds.arrow._dataset_transforms import TransformMethods
 from dagster_ds.arrow._formatting import OutputFormat, transmit_format
-from dagster_ds.arrow._info import InfoMethods
+from dagster_ds.arrow._info import InfoMethods, prose_of
 from dagster_ds.arrow._shards import Shard, concatenate
 from dagster_ds.errors import ColumnNotFoundError
 from dagster_ds.features import Features, with_features_metadata
@@ -107,7 +107,9 @@ class Dataset(
         table, features = table_of_columns(
             mapping, features, mixed_as_json_columns=on_mixed_types == "use_json"
         )
-        return cls(table, features=features, split=split)
+        dataset = cls(table, features=features, split=split)
+        dataset._prose = prose_of(info)
+        return dataset
 
     @classmethod
     def from_list(
@@ -115,6 +117,7 @@ class Dataset(
         mapping: Sequence[Mapping[str, Any]],
         features: Features | None = None,
         split: str | None = None,
+        info: Any = None,
     ) -> Dataset:
         """A dataset from a list of rows (dicts with the same keys).
 
@@ -122,7 +125,7 @@ class Dataset(
             >>> Dataset.from_list([{"a": 1}, {"a": 2}])["a"][:]
             [1, 2]
         """
-        return cls.from_dict(columns_of_rows(mapping), features, split)
+        return cls.from_dict(columns_of_rows(mapping), features, split, info)
 
     @classmethod
     def from_pandas(
@@ -131,6 +134,7 @@ class Dataset(
         features: Features | None = None,
         split: str | None = None,
         preserve_index: bool | None = None,
+        info: Any = None,
     ) -> Dataset:
         """A dataset from a pandas DataFrame (pandas must be installed).
 
@@ -139,8 +143,12 @@ class Dataset(
             >>> Dataset.from_pandas(pd.DataFrame({"a": [1, 2]})).column_names
             ['a']
         """
+        if features is None and info is not None:
+            features = getattr(info, "features", None)
         table = pa.Table.from_pandas(df, preserve_index=preserve_index)
-        return cls(table.replace_schema_metadata(None), features=features, split=split)
+        dataset = cls(table.replace_schema_metadata(None), features=features, split=split)
+        dataset._prose = prose_of(info)
+        return dataset
 
     @classmethod
     def from_generator(
@@ -234,6 +242,7 @@ class Dataset(
             features = parent._features
         dataset._features = features
         dataset._split = parent._split if parent else None
+        dataset._prose = parent._prose if parent else {}
         dataset._fingerprint = fingerprint
         dataset._output_format = parent._output_format if parent else OutputFormat()
         dataset._lineage = (*(parent._lineage if parent else ()), *([step] if step else []))

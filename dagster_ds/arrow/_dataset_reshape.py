@@ -6,15 +6,18 @@ Each is built on the cached primitives (`map`, `select`, `cast_column`,
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dagster_ds.errors import InvalidArgumentError
+from dagster_ds.arrow._entries import TableSink
+from dagster_ds.errors import AnchorDifferenceWarning, InvalidArgumentError
+from dagster_ds.streaming import group_runs, rows_differ
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from dagster_ds.arrow._dataset import Dataset
 
@@ -24,25 +27,45 @@ class ReshapeMethods:
 
     def batch(
         self,
-        batch_size: int,
+        batch_size: int | None = None,
+        by_column: str | Sequence[str] | None = None,
         drop_last_batch: bool = False,
         num_proc: int | None = None,
         new_fingerprint: str | None = None,
     ) -> Dataset:
         """One row per ``batch_size`` rows: every column becomes a list of that many values.
 
+        With ``by_column``, each run of consecutive rows with equal values in that
+        column (or columns) becomes one row, whatever its length; ``batch_size`` then
+        only says how the anchor reads the rows, which matters for
+        ``drop_last_batch``: when ``batch_size`` does not divide the number of rows,
+        the last ``len % batch_size`` rows and the run still open before them are
+        dropped, as the anchor. A run of nulls is a run of its own (the anchor merges
+        it with its neighbours): an `AnchorDifferenceWarning` says so.
+
         Example:
             >>> Dataset.from_dict({"a": [1, 2, 3]}).batch(2)["a"][:]
             [[1, 2], [3]]
+            >>> Dataset.from_dict({"k": [1, 1, 2]}).batch(by_column="k")["k"][:]
+            [[1, 1], [2]]
         """
         from dagster_ds.features import Features, List
 
         dataset = _as_dataset(self)
-        if batch_size < 1:
+        if batch_size is None and by_column is None:
+            raise InvalidArgumentError(
+                "batch(): give batch_size (rows per batch) or by_column (the column(s) whose "
+                "runs of equal values make one batch)."
+            )
+        if batch_size is not None and batch_size < 1 and by_column is None:
             raise InvalidArgumentError(
                 f"batch(batch_size={batch_size!r}): give a positive number of rows per batch."
             )
         features = Features({name: List(feature) for name, feature in dataset.features.items()})
+        if by_column is not None:
+            columns = [by_column] if isinstance(by_column, str) else list(by_column)
+            runs = _batch_runs(dataset, columns, batch_size, drop_last_batch, new_fingerprint)
+            return _same_format(runs, dataset)
         grouped = dataset.with_format("arrow").map(
             _grouped,
             batched=True,
@@ -102,25 +125,33 @@ class ReshapeMethods:
         return dataset.select(list(range(len(dataset))) * num_times)
 
     def add_item(self, item: Mapping[str, Any], new_fingerprint: str | None = None) -> Dataset:
-        """The dataset with one more row at the end, cast to the dataset's features.
+        """The dataset with one more row at the end.
+
+        As the anchor: the item's values are cast to the dataset's features; a key the
+        dataset lacks adds a column (null in the other rows), a missing key is null,
+        and a value in an all-null column gives the column the value's type.
 
         Example:
-            >>> Dataset.from_dict({"a": [1]}).add_item({"a": 2})["a"][:]
-            [1, 2]
+            >>> Dataset.from_dict({"a": [1]}).add_item({"a": 2, "b": "x"}).to_dict()
+            {'a': [1, 2], 'b': [None, 'x']}
         """
         from dagster_ds.arrow._combine import concatenate_map_style
-        from dagster_ds.errors import ColumnMismatchError
+        from dagster_ds.features import Features
 
         dataset = _as_dataset(self)
-        if set(item) != set(dataset.column_names):
-            raise ColumnMismatchError(
-                f"add_item: the item has the keys {sorted(item)} but the dataset the columns "
-                f"{dataset.column_names}; give a value for every column, and only those.",
-                missing=sorted(set(dataset.column_names) - set(item)),
-                extra=sorted(set(item) - set(dataset.column_names)),
-            )
-        row = type(dataset).from_list([dict(item)], features=dataset.features)
-        result = concatenate_map_style([dataset, row], axis=0)
+        row = type(dataset).from_list([dict(item)])
+        known = dataset.features
+        widened = {
+            name: feature
+            for name, feature in row.features.items()
+            if name in known and _all_null(known[name]) and not _all_null(feature)
+        }
+        kept = {name: known[name] for name in row.features if name in known and name not in widened}
+        row_features = Features({**row.features, **kept})
+        if row_features != row.features:
+            row = row.cast(row_features)
+        wider = dataset.cast(Features({**known, **widened})) if widened else dataset
+        result = concatenate_map_style([wider, row], axis=0)
         if new_fingerprint is not None:
             result._fingerprint = new_fingerprint  # pyright: ignore[reportPrivateUsage]
         return _same_format(result, dataset)
@@ -172,6 +203,58 @@ class ReshapeMethods:
         names = sorted(value for value in pc.unique(values).to_pylist() if value is not None)
         encoded = texts.cast_column(column, ClassLabel(names=names))
         return _same_format(encoded, dataset)
+
+
+def _batch_runs(
+    dataset: Dataset,
+    columns: list[str],
+    batch_size: int | None,
+    drop_last_batch: bool,
+    new_fingerprint: str | None,
+) -> Dataset:
+    """``batch(by_column=columns)``: computed over the whole dataset, so runs cross shards."""
+    from dagster_ds.arrow._results import plan, table_result
+    from dagster_ds.features import Features, List, table_to_batch
+
+    dataset._require_columns(columns, "batch(by_column=...)")  # pyright: ignore[reportPrivateUsage]
+    args = {"batch_size": batch_size, "by_column": columns, "drop_last_batch": drop_last_batch}
+    transform = plan(dataset, "batch", args, new_fingerprint)
+    features = Features({name: List(feature) for name, feature in dataset.features.items()})
+    if any(dataset.with_format("arrow")[name].null_count for name in columns):
+        warnings.warn(
+            f"batch(by_column={columns!r}): the column holds nulls; a run of nulls becomes "
+            "a batch of its own (datasets merges nulls into the neighbouring runs).",
+            AnchorDifferenceWarning,
+            stacklevel=3,
+        )
+
+    def write(sink: TableSink) -> None:
+        table = dataset._read(slice(None))  # pyright: ignore[reportPrivateUsage]
+        cut = table.num_rows
+        if drop_last_batch and batch_size and batch_size > 0 and table.num_rows % batch_size:
+            cut = table.num_rows - table.num_rows % batch_size
+        rows = table_to_batch(table.slice(0, cut))
+        starts = [0] if rows.num_rows else []
+        if rows.num_rows > 1:
+            changed = rows_differ(rows.slice(0, rows.num_rows - 1), rows.slice(1), tuple(columns))
+            starts += [index + 1 for index, flag in enumerate(changed) if flag]
+        if cut < table.num_rows and starts:  # the anchor never closes the last run then
+            rows = rows.slice(0, starts.pop())
+        if starts:
+            sink.write(group_runs(rows, starts))
+        else:
+            sink.write(features.arrow_schema.empty_table())
+
+    return table_result(dataset, transform, write, lambda _schema: features)
+
+
+def _all_null(feature: Any) -> bool:
+    """Whether ``feature`` holds only nulls (``Value("null")``, or lists of it)."""
+    from dagster_ds.features import Value
+
+    while not isinstance(feature, Value) and hasattr(feature, "feature"):
+        feature = feature.feature
+    return isinstance(feature, Value) and feature.dtype == "null"
 
 
 def _grouped(table: pa.Table) -> pa.Table:

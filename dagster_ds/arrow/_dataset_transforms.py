@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
+from dagster_ds.arrow._exports import export
 from dagster_ds.arrow._formatting import transmit_format
 from dagster_ds.arrow._function_options import (
     check_mixed_types,
@@ -61,7 +62,9 @@ class TransformMethods:
         function may return more or fewer rows than it was given, when the input
         columns are removed. ``remove_columns`` are dropped before the output is
         merged. ``num_proc``, ``desc``, ``writer_batch_size``, ``keep_in_memory``
-        and ``cache_file_name`` change how it runs, not its fingerprint. With
+        and ``cache_file_name`` change how it runs, not its fingerprint:
+        ``cache_file_name`` also writes the result there, one Arrow file (the anchor's
+        IPC stream, which `Dataset.from_file` reads), written anew on every call. With
         ``with_rank`` the function gets a last argument, the rank: None (no GPU
         worker ranks here). ``on_mixed_types="use_json"`` stores a column whose
         values mix types (dicts and lists, numbers and strings) as `Json`.
@@ -69,13 +72,21 @@ class TransformMethods:
         `dagster_ds.distributed.DaskExecutor`); by default the one made current
         by ``with executor:``, else ``num_proc`` local processes.
 
+        The result's fingerprint, for a dataset in memory or on disk alike, is
+        ``update_fingerprint(self.fingerprint, "map", args)`` where ``args`` holds
+        ``function``, ``with_indices``, ``input_columns`` (a tuple or None),
+        ``batched``, ``batch_size`` and ``drop_last_batch`` (None unless batched),
+        ``remove_columns`` (a tuple), ``fn_kwargs`` (a dict), ``features`` (its
+        ``to_dict()`` or None) and ``format`` (the input's format dict, ``columns``
+        None when not restricted); pass ``new_fingerprint`` to choose it instead.
+
         Example:
             >>> ds = Dataset.from_dict({"a": [1, 2]})
             >>> ds.map(lambda x: {"a": x["a"] + 1})["a"][:]
             [2, 3]
         """
         dataset = _as_dataset(self)
-        del keep_in_memory, cache_file_name, disable_nullable, try_original_type
+        del keep_in_memory, disable_nullable, try_original_type
         check_mixed_types(on_mixed_types)
         if with_rank and function is not None:
             function = with_no_rank(function)
@@ -92,7 +103,7 @@ class TransformMethods:
             fn_kwargs=dict(fn_kwargs or {}),
             features=features,
         )
-        return map_dataset(
+        mapped = map_dataset(
             dataset,
             spec,
             num_proc=num_proc,
@@ -102,6 +113,9 @@ class TransformMethods:
             desc=desc,
             executor=executor,
         )
+        if cache_file_name is not None:
+            export(mapped, cache_file_name, "arrow", writer_batch_size, None, {})
+        return mapped
 
     @transmit_format
     def filter(

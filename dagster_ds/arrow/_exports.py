@@ -36,7 +36,7 @@ def export(
     ``path`` may be a file object opened in binary mode (as the anchor's ``path_or_buf``).
     """
     schema = dataset.features.arrow_schema
-    if file_format == "parquet":
+    if file_format in ("arrow", "parquet"):  # the features, as the anchor's files hold them
         schema = schema.with_metadata(features_to_schema_metadata(dataset.features))
 
     def batches() -> Iterator[pa.Table]:

@@ -106,8 +106,35 @@ class DatasetInfo:
         return copy.deepcopy(self)
 
 
+#: The fields of `DatasetInfo` a dataset keeps through its transforms (as the anchor).
+PROSE = ("description", "citation", "homepage", "license")
+
+
+def prose_of(info: Any) -> dict[str, str]:
+    """The non-empty `PROSE` fields of ``info`` (a `DatasetInfo`, or None)."""
+    values = {name: getattr(info, name, "") or "" for name in PROSE}
+    return {name: value for name, value in values.items() if value}
+
+
+def merged_prose(parts: list[Mapping[str, str]]) -> dict[str, str]:
+    """The anchor's ``DatasetInfo.from_merge``: each field's distinct values, in order."""
+    if all(part == parts[0] for part in parts):
+        return dict(parts[0]) if parts else {}
+    merged = {
+        name: "\n\n".join(dict.fromkeys(part.get(name, "") for part in parts)).strip()
+        for name in PROSE
+    }
+    return {name: value for name, value in merged.items() if value}
+
+
 class InfoMethods:
-    """Mixed into `Dataset`: ``info`` and the anchor's shortcuts to its fields."""
+    """Mixed into `Dataset`: ``info`` and the anchor's shortcuts to its fields.
+
+    ``_prose``: the description, citation, homepage and license the dataset was made
+    with (``info=``), handed on to what is derived from it.
+    """
+
+    _prose: Mapping[str, str] = {}
 
     @property
     def info(self) -> DatasetInfo:
@@ -121,11 +148,12 @@ class InfoMethods:
         split: str | None = self.split  # type: ignore[attr-defined]
         rows: int = self.num_rows  # type: ignore[attr-defined]
         splits = {split: {"name": split, "num_examples": rows}} if split else None
-        return DatasetInfo(features=features, splits=splits)
+        info = DatasetInfo(features=features, splits=splits)
+        return dataclasses.replace(info, **self._prose)
 
     @property
     def description(self) -> str:
-        """The info's description (empty: dagster_ds keeps no prose)."""
+        """The info's description (given with ``info=``, kept through transforms)."""
         return self.info.description
 
     @property

@@ -14,7 +14,8 @@ replaced by a short placeholder holding a content digest:
   from installed packages: their name and the package version;
 - Arrow tables, record batches, arrays and chunked arrays: a digest of their
   buffers, independent of chunking (`_arrow.arrow_digest`);
-- numpy arrays: dtype, shape and bytes; compiled regexes: pattern and flags;
+- numpy arrays and torch tensors: dtype, shape and bytes (``torch.compile``d
+  modules: the module they wrap); compiled regexes: pattern and flags;
   paths: their class name and string;
 - modules from installed packages and the standard library: their name and
   version; the user's own modules (passed as a value, bound in a closure or
@@ -245,6 +246,24 @@ class _HashContext:
         numpy = sys.modules.get("numpy")
         if numpy is not None and kind is numpy.ndarray and not obj.dtype.hasobject:  # type: ignore[attr-defined]
             return _placeholder("ndarray", _ndarray_digest(obj))
+        if "torch" in sys.modules:
+            return self._torch_placeholder(obj)
+        return None
+
+    def _torch_placeholder(self, obj: object) -> str | None:
+        """The placeholder of a torch tensor (by content) or ``torch.compile``d module.
+
+        torch pickles a tensor with memory addresses; a compiled module is hashed by
+        the module it wraps (the wrapper holds only torch's compiler state).
+        """
+        torch = sys.modules["torch"]
+        if isinstance(obj, torch.Tensor):
+            digest = _tensor_digest(obj, torch)
+            return _placeholder("tensor", digest) if digest is not None else None
+        eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+        compiled = getattr(eval_frame, "OptimizedModule", None)
+        if compiled is not None and isinstance(obj, compiled):
+            return _placeholder("torch.compile", self.digest(obj._orig_mod))  # type: ignore[attr-defined]
         return None
 
     # -- ordering -----------------------------------------------------------
@@ -483,6 +502,18 @@ def _ndarray_digest(array: Any) -> str:
     contiguous = np.ascontiguousarray(array)
     digest = xxhash.xxh3_128(f"{contiguous.dtype.str} {contiguous.shape}".encode())
     digest.update(contiguous.tobytes() if not contiguous.flags.c_contiguous else contiguous.data)
+    return digest.hexdigest()
+
+
+def _tensor_digest(tensor: Any, torch: Any) -> str | None:
+    """A torch tensor's class, dtype, shape and bytes; None for a kind without plain bytes."""
+    try:
+        data = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
+    except (RuntimeError, TypeError, ValueError):  # sparse, quantized, meta tensors
+        return None
+    header = f"{type(tensor).__qualname__} {tensor.dtype} {tuple(tensor.shape)}"
+    digest = xxhash.xxh3_128(header.encode())
+    digest.update(data.data)
     return digest.hexdigest()
 
 

@@ -26,9 +26,10 @@ Example:
     True
 """
 
+# Internal (listed in __internal__): for the other dagster_ds packages only; not public API.
+from dagster_ds.streaming._arrow import group_runs as group_runs
+from dagster_ds.streaming._arrow import rows_differ as rows_differ
 from dagster_ds.streaming._column import IterableColumn as IterableColumn
-
-# Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.streaming._concat import HorizontalConcat as HorizontalConcat
 from dagster_ds.streaming._concat import VerticalConcat as VerticalConcat
 from dagster_ds.streaming._construct import stream_files as stream_files
@@ -47,7 +48,9 @@ __internal__ = [
     "InterleaveNode",
     "STRATEGIES",
     "VerticalConcat",
+    "group_runs",
     "random_seed",
+    "rows_differ",
     "stream_files",
     "stream_table",
 ]

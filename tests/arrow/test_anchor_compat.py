@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import dagster_ds
+from dagster_ds.errors import AnchorDifferenceWarning
 
 DATA: dict[str, list[Any]] = {"a": [1, 2, 3], "s": ["x", "y", "x"]}
 
@@ -300,6 +301,208 @@ CASES.update(
         ),
     }
 )
+
+
+RUNS: dict[str, list[Any]] = {"k": [1, 1, 2, 2, 2, 3, 3, 3, 3, 3], "v": list(range(10))}
+
+CASES.update(
+    {
+        "batch by_column": lambda m: m.Dataset.from_dict(RUNS).batch(by_column="k").to_dict(),
+        "batch by_column, batch_size": lambda m: m.Dataset.from_dict(RUNS).batch(3, "k").to_dict(),
+        "batch by_column, drop_last_batch": lambda m: [
+            m.Dataset.from_dict(RUNS).batch(size, by_column="k", drop_last_batch=True).to_dict()
+            for size in (3, 4, 5)
+        ],
+        "batch by_columns": lambda m: (
+            m.Dataset.from_dict(RUNS).batch(4, by_column=["k", "v"]).to_dict()
+        ),
+        "batch by_column keeps the format": lambda m: (
+            m.Dataset.from_dict(RUNS).with_format("numpy").batch(by_column="k").format["type"]
+        ),
+        "batch by_column of no rows": lambda m: (
+            m.Dataset.from_dict({"k": [], "v": []}).batch(2, by_column="k").to_dict()
+        ),
+        "batch by_column of selected rows": lambda m: (
+            m.Dataset.from_dict(RUNS).select([9, 8, 0, 1, 2]).batch(by_column="k").to_dict()
+        ),
+        "batch without a size": lambda m: _raised(lambda: m.Dataset.from_dict(RUNS).batch()),
+    }
+)
+
+
+def test_batch_by_column_runs_cross_data_files(datasets: ModuleType, tmp_path: Path) -> None:
+    """A run split over two files is one batch; the result is cached under its fingerprint."""
+    files = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    dagster_ds.Dataset.from_dict({"k": [1, 2, 2], "v": [0, 1, 2]}).to_parquet(files[0])
+    dagster_ds.Dataset.from_dict({"k": [2, 3], "v": [3, 4]}).to_parquet(files[1])
+    ours = dagster_ds.Dataset.from_parquet(files)
+    assert len(ours.cache_files) == 2  # two shards
+    batched = ours.batch(by_column="k")
+    expected = datasets.Dataset.from_parquet(files).batch(by_column="k")
+    assert batched.to_dict() == expected.to_dict()
+    again = dagster_ds.Dataset.from_parquet(files).batch(by_column="k")
+    assert again.fingerprint == batched.fingerprint
+    assert again.cache_files == batched.cache_files
+    assert ours.batch(by_column="v").fingerprint != batched.fingerprint
+
+
+def test_batch_by_column_keeps_a_run_of_nulls_and_says_so() -> None:
+    """Where we differ: the anchor merges nulls with both neighbours (`[1, None, 2]` is one run)."""
+    dataset = dagster_ds.Dataset.from_dict({"k": [1, None, None, 2]})
+    with pytest.warns(AnchorDifferenceWarning, match="run of nulls"):
+        batched = dataset.batch(by_column="k")
+    assert batched["k"][:] == [[1], [None, None], [2]]
+
+
+def _added(module: ModuleType, columns: dict[str, list[Any]], item: dict[str, Any]) -> Any:
+    added = module.Dataset.from_dict(columns).add_item(item)
+    return str(added.features), added.to_dict()
+
+
+NULLS: dict[str, list[Any]] = {"a": [1, 2], "n": [None, None], "l": [[None], []]}
+
+CASES.update(
+    {
+        "add_item widens a null column": lambda m: _added(m, NULLS, {"a": 3, "n": "x", "l": []}),
+        "add_item widens a list of nulls": lambda m: _added(m, NULLS, {"a": 3, "l": [1.5]}),
+        "add_item adds a column": lambda m: _added(m, DATA, {"a": 4, "s": "z", "new": 1.5}),
+        "add_item of a missing key": lambda m: _added(m, DATA, {"a": 4}),
+        "add_item casts to the dataset's type": lambda m: _added(m, DATA, {"a": 4.0, "s": None}),
+        "add_item refuses a lossy cast": lambda m: _raised(
+            lambda: m.Dataset.from_dict(DATA).add_item({"a": 2.5})
+        ),
+        "add_item keeps the format": lambda m: (
+            m.Dataset.from_dict(DATA).with_format("numpy").add_item({"b": 1}).format
+        ),
+        "add_item after select": lambda m: (
+            m.Dataset.from_dict(DATA).select([2, 0]).add_item({"a": 9, "s": "q"}).to_dict()
+        ),
+    }
+)
+
+
+def _described(module: ModuleType, text: str, license: str = "l1", **columns: list[Any]) -> Any:
+    info = module.DatasetInfo(description=text, citation=f"c-{text}", license=license)
+    return module.Dataset.from_dict(columns or {"a": [1, 2]}, info=info).with_format("numpy")
+
+
+def _prose(dataset: Any) -> tuple[str, str, str, str]:
+    info = dataset.info
+    return info.description, info.citation, info.homepage, info.license
+
+
+CASES.update(
+    {
+        "concatenate keeps the common format": lambda m: (
+            m.concatenate_datasets([_described(m, "x"), _described(m, "y")]).format
+        ),
+        "concatenate of other formats has none": lambda m: (
+            m.concatenate_datasets(
+                [_described(m, "x"), _described(m, "y").with_format("pandas")]
+            ).format
+        ),
+        "concatenate side by side": lambda m: (
+            m.concatenate_datasets(
+                [_described(m, "x"), _described(m, "y", b=[3, 4])], axis=1
+            ).format
+        ),
+        "concatenate merges the info": lambda m: [
+            _prose(m.concatenate_datasets(parts))
+            for parts in (
+                [_described(m, "x"), _described(m, "y", license="l2")],
+                [_described(m, "x"), _described(m, "x")],
+                [_described(m, "x"), m.Dataset.from_dict({"a": [0]})],
+            )
+        ],
+        "interleave keeps the format and info": lambda m: (
+            (merged := m.interleave_datasets([_described(m, "x"), _described(m, "y")])).format,
+            _prose(merged),
+        ),
+        "transforms keep the info": lambda m: [
+            _prose(derived)
+            for derived in (
+                _described(m, "x").map(lambda row: row),
+                _described(m, "x").select([1]),
+                _described(m, "x").filter(lambda row: True),
+                _described(m, "x").rename_column("a", "b"),
+            )
+        ],
+        "from_list and from_pandas take info": lambda m: [
+            _prose(m.Dataset.from_list([{"a": 1}], info=m.DatasetInfo(description="l"))),
+            _prose(
+                m.Dataset.from_pandas(
+                    _described(m, "p").to_pandas(), info=m.DatasetInfo(homepage="h")
+                )
+            ),
+        ],
+    }
+)
+
+
+def _labelled(module: ModuleType) -> Any:
+    features = module.Features(
+        {"a": module.Value("int32"), "l": module.ClassLabel(names=["x", "y"])}
+    )
+    return module.Dataset.from_dict({"a": [1, 2, 3], "l": [0, 1, 0]}, features=features)
+
+
+@pytest.mark.parametrize("num_proc", [None, 2])
+def test_map_writes_the_arrow_file_named_by_cache_file_name(
+    datasets: ModuleType, tmp_path: Path, num_proc: int | None
+) -> None:
+    """One Arrow stream at that path, with the features; either library reads the other's."""
+    paths = {datasets: tmp_path / "anchor.arrow", dagster_ds: tmp_path / "ours.arrow"}
+    for module, path in paths.items():
+        mapped = _labelled(module).map(lambda row: {"b": row["a"] * 2}, cache_file_name=str(path))
+        assert path.is_file()
+        assert module.Dataset.from_file(str(path)).to_dict() == mapped.to_dict()
+    for module in paths:
+        read = [module.Dataset.from_file(str(path)) for path in paths.values()]
+        assert read[0].to_dict() == read[1].to_dict()
+        assert read[0].features == read[1].features
+    path = paths[dagster_ds]
+    path.unlink()
+    again = _labelled(dagster_ds).map(
+        lambda row: {"b": row["a"] * 2}, cache_file_name=str(path), num_proc=num_proc
+    )  # a cache hit (one file, whatever num_proc) writes the file too
+    assert dagster_ds.Dataset.from_file(str(path)).to_dict() == again.to_dict()
+
+
+def _length(example: dict[str, Any]) -> dict[str, Any]:
+    return {"n": len(example["s"])}
+
+
+def test_map_fingerprint_is_update_fingerprint_of_its_arguments_in_memory_and_on_disk(
+    tmp_path: Path,
+) -> None:
+    """Where we differ: the anchor hashes its internal ``_map_single`` arguments, we these."""
+    from dagster_ds.fingerprint import update_fingerprint
+
+    in_memory = dagster_ds.Dataset.from_dict(DATA)
+    in_memory.save_to_disk(str(tmp_path / "saved"))
+    in_memory.to_parquet(str(tmp_path / "data.parquet"))
+    on_disk = [
+        dagster_ds.load_from_disk(str(tmp_path / "saved")),
+        dagster_ds.Dataset.from_parquet(str(tmp_path / "data.parquet")),
+    ]
+    args = {
+        "format": {"type": None, "format_kwargs": {}, "columns": None, "output_all_columns": False},
+        "function": _length,
+        "with_indices": False,
+        "input_columns": None,
+        "batched": False,
+        "batch_size": None,  # only hashed when batched
+        "drop_last_batch": None,
+        "remove_columns": (),
+        "fn_kwargs": {},
+        "features": None,
+    }
+    for dataset in [in_memory, *on_disk]:
+        expected = update_fingerprint(dataset.fingerprint, "map", args)
+        assert dataset.map(_length, num_proc=2, desc="x").fingerprint == expected
+        named = update_fingerprint(dataset.fingerprint, "map", {"function": _length})
+        assert dataset.map(_length, new_fingerprint=named).fingerprint == named
+    assert on_disk[0].map(_length).fingerprint == in_memory.map(_length).fingerprint
 
 
 # Last: every module-level case above is in CASES by now.
