@@ -532,6 +532,14 @@ CASES["interleave all_exhausted of a never drawn dataset"] = lambda m: _raised(
 )
 
 
+def test_save_to_disk_keeps_the_info_either_way(datasets: ModuleType, tmp_path: Path) -> None:
+    for saver in (datasets, dagster_ds):
+        folder = str(tmp_path / saver.__name__)
+        _described(saver, "saved", license="l3").save_to_disk(folder)
+        for loader in (datasets, dagster_ds):
+            assert _prose(loader.load_from_disk(folder)) == ("saved", "c-saved", "", "l3")
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:
