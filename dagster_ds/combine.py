@@ -106,7 +106,7 @@ def interleave_datasets(
 
     Without ``probabilities`` the datasets take turns; with them, each example comes
     from a dataset drawn with those probabilities (``seed`` makes it reproducible;
-    the draws use Python's generator, so they differ from the anchor's numpy ones).
+    the draws are the anchor's, numpy's generator, so a seed picks the same rows).
     ``stopping_strategy``: ``"first_exhausted"`` stops as soon as one dataset has
     run out; ``"all_exhausted"`` restarts exhausted datasets until every one has
     been seen in full (oversampling); ``"all_exhausted_without_replacement"`` skips
@@ -147,6 +147,12 @@ def interleave_datasets(
         raise InvalidArgumentError(
             f"interleave_datasets: probabilities {list(probabilities)!r} must give one "
             f"non-negative number per dataset ({len(datasets)}), not all zero."
+        )
+    if stopping_strategy == "all_exhausted" and probabilities is not None and 0 in probabilities:
+        raise InvalidArgumentError(
+            "interleave_datasets(stopping_strategy='all_exhausted'): the datasets at "
+            f"{[i for i, p in enumerate(probabilities) if p == 0]} have probability 0, so "
+            "they are never exhausted; give them a probability or use 'first_exhausted'."
         )
     kind = _kind(datasets, "interleave")
     if kind is Dataset:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import bisect
 import itertools
-import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +14,7 @@ from dagster_ds.arrow._results import Transform, table_result
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError, RowCountMismatchError
 from dagster_ds.features import Features, conform, unify_schemas
 from dagster_ds.fingerprint import fingerprint_transform
+from dagster_ds.streaming import SourceDraws
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -138,7 +137,7 @@ def _cycled(lengths: list[int], strategy: str) -> list[tuple[int, int]]:
 def _sampled(
     lengths: list[int], probabilities: Sequence[float], seed: int | None, strategy: str
 ) -> list[tuple[int, int]]:
-    """(source, row) pairs with each source drawn at random (Python's generator, not numpy's)."""
+    """(source, row) pairs with each source drawn at random, as the anchor draws (numpy's)."""
     count = len(lengths)
     if len(probabilities) != count:
         raise InvalidArgumentError(
@@ -150,14 +149,13 @@ def _sampled(
             f"interleave_datasets: a dataset with a non-zero probability is empty (lengths "
             f"{lengths}); remove it or give it probability 0."
         )
-    rng = random.Random(seed)
-    weights = list(itertools.accumulate(probabilities))
+    draws = SourceDraws(seed, probabilities)
     taken = [0] * count
     exhausted = [not drawable[i] for i in range(count)]
     stop = any if strategy == "first_exhausted" else all
     order: list[tuple[int, int]] = []
     while not stop(exhausted[i] for i in range(count) if drawable[i]):
-        source = min(bisect.bisect(weights, rng.random() * weights[-1]), count - 1)
+        source = draws.draw()
         if strategy == "all_exhausted_without_replacement" and taken[source] >= lengths[source]:
             continue
         order.append((source, taken[source] % lengths[source]))

@@ -22,6 +22,7 @@ import fsspec
 import pyarrow as pa
 
 from dagster_ds.arrow._formatting import OutputFormat
+from dagster_ds.arrow._info import prose_of
 from dagster_ds.cache import Storage, open_storage, parse_size, publish_folder
 from dagster_ds.errors import NotASavedDatasetError, SaveConflictError
 from dagster_ds.features import Features
@@ -63,7 +64,7 @@ def write_dataset(
     storage.makedirs(folder)
     names = _write_shards(dataset, storage, folder, shards)
     # Features keep the column order: their keys are not sorted.
-    info = {"features": dataset.features.to_dict()}
+    info = {**dataset._prose, "features": dataset.features.to_dict()}  # pyright: ignore[reportPrivateUsage]
     storage.write_bytes(storage.child(folder, INFO_FILE), _json(info, sort_keys=False))
     return _json(_state(dataset, names))
 
@@ -114,6 +115,7 @@ def load_from_disk(
         None, data=table, indices=None, fingerprint=state["_fingerprint"], features=features
     )  # pyright: ignore[reportPrivateUsage]
     dataset._split = state.get("_split")  # pyright: ignore[reportPrivateUsage]
+    dataset._prose = prose_of(info)  # pyright: ignore[reportPrivateUsage]
     dataset._output_format = OutputFormat.create(  # pyright: ignore[reportPrivateUsage]
         state.get("_format_type"),
         state.get("_format_columns"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,8 +112,9 @@ PROSE = ("description", "citation", "homepage", "license")
 
 
 def prose_of(info: Any) -> dict[str, str]:
-    """The non-empty `PROSE` fields of ``info`` (a `DatasetInfo`, or None)."""
-    values = {name: getattr(info, name, "") or "" for name in PROSE}
+    """The non-empty `PROSE` fields of ``info`` (a `DatasetInfo`, its JSON form, or None)."""
+    get = info.get if isinstance(info, Mapping) else functools.partial(getattr, info)
+    values = {name: get(name, "") or "" for name in PROSE}
     return {name: value for name, value in values.items() if value}
 
 

@@ -8,11 +8,10 @@ exactly, at any example, shuffle buffers included.
 
 Deliberate differences from the anchor (each has a test in tests/streaming):
 resumes are exact, shuffle buffers included; exports run in bounded memory;
-`set_epoch` only reorders shuffled pipelines; `interleave_datasets` with
-probabilities draws with Python's generator (another sequence than numpy's for a
-seed); the shuffle buffer follows the documented replace-one-at-random algorithm
-(the anchor 5.x flushes half its buffer at a time); per-example `map` outputs must
-share their keys (they become one Arrow batch).
+`set_epoch` only reorders shuffled pipelines; the shuffle buffer follows the
+documented replace-one-at-random algorithm (the anchor 5.x flushes half its buffer
+at a time); per-example `map` outputs must share their keys (they become one Arrow
+batch).
 
 Example:
     >>> from dagster_ds.streaming import IterableDataset
@@ -38,6 +37,7 @@ from dagster_ds.streaming._dataset import IterableDataset as IterableDataset
 from dagster_ds.streaming._dict import IterableDatasetDict as IterableDatasetDict
 from dagster_ds.streaming._interleave import STRATEGIES as STRATEGIES
 from dagster_ds.streaming._interleave import InterleaveNode as InterleaveNode
+from dagster_ds.streaming._rng import SourceDraws as SourceDraws
 from dagster_ds.streaming._rng import random_seed as random_seed
 
 __all__ = ["IterableColumn", "IterableDataset", "IterableDatasetDict"]
@@ -47,6 +47,7 @@ __internal__ = [
     "HorizontalConcat",
     "InterleaveNode",
     "STRATEGIES",
+    "SourceDraws",
     "VerticalConcat",
     "group_runs",
     "random_seed",

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
-import itertools
-import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -14,7 +11,7 @@ import pyarrow as pa
 from dagster_ds.features import concat_batches, conform
 from dagster_ds.streaming._cursor import Cursor
 from dagster_ds.streaming._node import Node, State, check_count, field
-from dagster_ds.streaming._rng import derive_seed, restore_rng, rng_state
+from dagster_ds.streaming._rng import SourceDraws, derive_seed
 
 STRATEGIES = ("first_exhausted", "all_exhausted", "all_exhausted_without_replacement")
 _ROWS_PER_BATCH = 1000
@@ -28,8 +25,9 @@ class InterleaveNode(Node):
     drawn at random. A source is exhausted when its last example has been yielded:
     ``first_exhausted`` stops there, ``all_exhausted`` restarts it until every source
     has been exhausted once, ``all_exhausted_without_replacement`` skips it until
-    every source is. State: ``{"children": [position, ...], "exhausted": [bool, ...],
-    "turn": next source, "rng": generator state or None}``.
+    every source is. Sources are drawn as the anchor draws them (`SourceDraws`: numpy's
+    generator). State: ``{"children": [position, ...], "exhausted": [bool, ...],
+    "turn": next source, "rng": `SourceDraws.state` or None}``.
     """
 
     parts: tuple[Node, ...]
@@ -52,7 +50,7 @@ class InterleaveNode(Node):
         if state is None:
             positions: list[Any] = [None] * count
             exhausted, turn = [False] * count, 0
-            rng = random.Random(self.seed) if self.probabilities is not None else None
+            rng = SourceDraws(self.seed, self.probabilities) if self.probabilities else None
         else:
             positions = field(state, "children", list, "interleave")
             exhausted = list(field(state, "exhausted", list, "interleave"))
@@ -61,9 +59,9 @@ class InterleaveNode(Node):
             turn = field(state, "turn", int, "interleave")
             rng = None
             if self.probabilities is not None:
-                rng = restore_rng(field(state, "rng", list, "interleave"), "interleave")
+                drawn = field(state, "rng", dict, "interleave")
+                rng = SourceDraws(self.seed, self.probabilities, state=drawn)
         feeds = [_Feed(part, positions[i]) for i, part in enumerate(self.parts)]
-        weights = list(itertools.accumulate(self.probabilities)) if self.probabilities else []
         stop = any if self.stopping_strategy == "first_exhausted" else all
         skip_exhausted = self.stopping_strategy == "all_exhausted_without_replacement"
         done = False
@@ -76,7 +74,7 @@ class InterleaveNode(Node):
                 if rng is None:
                     source, turn = turn, (turn + 1) % count
                 else:
-                    source = min(bisect.bisect(weights, rng.random() * weights[-1]), count - 1)
+                    source = rng.draw()
                 if skip_exhausted and exhausted[source]:
                     continue
                 feed = feeds[source]
@@ -94,7 +92,7 @@ class InterleaveNode(Node):
                         "children": [feed.cursor.position() for feed in feeds],
                         "exhausted": list(exhausted),
                         "turn": turn,
-                        "rng": rng_state(rng) if rng is not None else None,
+                        "rng": rng.state() if rng is not None else None,
                     },
                 )
 

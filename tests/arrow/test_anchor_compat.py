@@ -505,6 +505,41 @@ def test_map_fingerprint_is_update_fingerprint_of_its_arguments_in_memory_and_on
     assert on_disk[0].map(_length).fingerprint == in_memory.map(_length).fingerprint
 
 
+def _interleaved(module: ModuleType, strategy: str, probabilities: list[float], seed: int) -> Any:
+    parts = [
+        module.Dataset.from_dict({"x": list(range(start, start + n))})
+        for start, n in ((0, 5), (100, 12), (200, 3))
+    ]
+    mixed = module.interleave_datasets(
+        parts, probabilities=probabilities, seed=seed, stopping_strategy=strategy
+    )
+    return mixed["x"][:]
+
+
+CASES.update(
+    {
+        f"interleave {strategy} {probabilities} seed {seed}": functools.partial(
+            _interleaved, strategy=strategy, probabilities=probabilities, seed=seed
+        )
+        for strategy in ("first_exhausted", "all_exhausted", "all_exhausted_without_replacement")
+        for probabilities in ([0.2, 0.5, 0.3], [0.7, 0.3, 0.0])
+        for seed in (0, 42)
+        if strategy == "first_exhausted" or 0.0 not in probabilities  # else: see below
+    }
+)
+CASES["interleave all_exhausted of a never drawn dataset"] = lambda m: _raised(
+    lambda: _interleaved(m, "all_exhausted", [0.7, 0.3, 0.0], 0)
+)
+
+
+def test_save_to_disk_keeps_the_info_either_way(datasets: ModuleType, tmp_path: Path) -> None:
+    for saver in (datasets, dagster_ds):
+        folder = str(tmp_path / saver.__name__)
+        _described(saver, "saved", license="l3").save_to_disk(folder)
+        for loader in (datasets, dagster_ds):
+            assert _prose(loader.load_from_disk(folder)) == ("saved", "c-saved", "", "l3")
+
+
 # Last: every module-level case above is in CASES by now.
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_behaves_as_the_anchor(datasets: ModuleType, case: str) -> None:

@@ -163,15 +163,28 @@ def test_concatenate_matches_the_anchor(anchor: ModuleType, parquet_dir: Path, a
 @pytest.mark.parametrize(
     "strategy", ["first_exhausted", "all_exhausted", "all_exhausted_without_replacement"]
 )
+@pytest.mark.parametrize(
+    ("probabilities", "seed"), [(None, None), ([0.2, 0.5, 0.3], 0), ([0.6, 0.1, 0.3], 42)]
+)
 def test_interleave_matches_the_anchor(
-    anchor: ModuleType, parquet_dir: Path, strategy: str
+    anchor: ModuleType,
+    parquet_dir: Path,
+    strategy: str,
+    probabilities: list[float] | None,
+    seed: int | None,
 ) -> None:
+    """With probabilities and a seed, the same rows: both draw with numpy's generator."""
     theirs, ours = _both(anchor, parquet_dir)
     mine = our_interleave(
-        [ours.take(7), ours.skip(100), ours.shard(3, 1).take(12)], stopping_strategy=strategy
+        [ours.take(7), ours.skip(100), ours.shard(3, 1).take(12)],
+        probabilities=probabilities,
+        seed=seed,
+        stopping_strategy=strategy,
     )
     other = anchor.interleave_datasets(
         [theirs.take(7), theirs.skip(100), theirs.shard(3, 1).take(12)],
+        probabilities=probabilities,
+        seed=seed,
         stopping_strategy=strategy,
     )
     assert list(mine) == list(other)

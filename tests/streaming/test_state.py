@@ -355,3 +355,17 @@ def test_states_pointing_outside_the_pipeline_are_refused() -> None:
     mixed.load_state_dict(state)
     with pytest.raises(InvalidStateError, match="3 entries for 2 datasets"):
         list(mixed)
+
+
+@pytest.mark.parametrize("stop", [0, 999, 1000, 1001, 2100])
+def test_a_random_interleave_resumes_across_blocks_of_draws(stop: int) -> None:
+    """Sources are drawn 1000 at a time (numpy's, as the anchor): a resume lands mid-block."""
+    parts = [
+        IterableDataset.from_dict({"x": list(range(start, start + 1500))}) for start in (0, 10_000)
+    ]
+    mixed = interleave_datasets(parts, probabilities=[0.4, 0.6], seed=3)
+    full = list(mixed)
+    iterator = iter(mixed)
+    head = [next(iterator) for _ in range(stop)]
+    state = mixed.state_dict()
+    assert head + _resume_from(mixed, state) == full
