@@ -233,9 +233,14 @@ def test_keep_in_memory_reads_the_rows_into_memory(
         gc.collect()  # what earlier tests left is freed now, not while we measure
         before = pa.total_allocated_bytes()
         mapped = load(module, keep_in_memory=False)
-        assert pa.total_allocated_bytes() == before
+        after_mapped = pa.total_allocated_bytes()
         in_memory = load(module, keep_in_memory=True)
-        assert pa.total_allocated_bytes() > before
+        after_memory = pa.total_allocated_bytes()
+        size = in_memory.data.nbytes
+        # Memory-mapped, the rows stay on disk; kept in memory, Arrow holds them (bounds,
+        # not equalities: other allocations of the process may come and go meanwhile).
+        assert after_mapped - before < size / 2
+        assert after_memory - after_mapped >= size * 0.9
         assert in_memory.cache_files == []
         assert in_memory.to_dict() == mapped.to_dict()
         if module is dagster_ds:
