@@ -6,6 +6,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from typing import Any
 
 import xxhash
@@ -19,7 +20,6 @@ _CHUNK = 8 << 20
 _MEMO_LIMIT = 100_000
 _memo: dict[StatKey, tuple[str, int]] = {}  # stat -> (digest, when it was hashed)
 _memo_lock = threading.Lock()
-_open_records: dict[str, StatRecords] = {}
 
 
 def fingerprint_files(
@@ -62,21 +62,12 @@ def fingerprint_files(
         >>> fingerprint_files([moved]) == fingerprint
         True
     """
-    records = _records(state_dir) if state_dir is not None else None
     digest = xxhash.xxh3_128()
-    for file in files:
-        digest.update(_file_fingerprint(file, storage_options, records).encode())
-        digest.update(b"\n")
+    with StatRecords(state_dir) if state_dir is not None else nullcontext() as records:
+        for file in files:
+            digest.update(_file_fingerprint(file, storage_options, records).encode())
+            digest.update(b"\n")
     return digest.hexdigest()
-
-
-def _records(state_dir: str) -> StatRecords:
-    """One `StatRecords` per folder in this process (its database connection reused)."""
-    with _memo_lock:
-        found = _open_records.get(state_dir)
-        if found is None:
-            found = _open_records[state_dir] = StatRecords(state_dir)
-        return found
 
 
 def _file_fingerprint(

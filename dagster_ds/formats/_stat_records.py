@@ -46,10 +46,13 @@ def stat_key(path: str) -> StatKey:
 class StatRecords:
     """Recorded digests of local files in ``folder`` (an SQLite database), shared by processes.
 
+    Open for one batch of lookups (a ``with`` block): the database connection is
+    closed at its end, so none outlives the call or crosses a fork.
+
     Example:
         >>> import tempfile
-        >>> records = StatRecords(tempfile.mkdtemp())
-        >>> records.lookup(("/x", 1, 0, 0, 1, 1)) is None
+        >>> with StatRecords(tempfile.mkdtemp()) as records:
+        ...     records.lookup(("/x", 1, 0, 0, 1, 1)) is None
         True
     """
 
@@ -58,7 +61,19 @@ class StatRecords:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._broken = False
-        self._pid = os.getpid()
+
+    def __enter__(self) -> StatRecords:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database connection, if one was opened."""
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
 
     def lookup(self, key: StatKey) -> str | None:
         """The digest recorded for ``key`` if the record is intact and trusted, else None."""
@@ -98,12 +113,11 @@ class StatRecords:
             return
 
     def _connect(self, *, create: bool) -> sqlite3.Connection | None:
-        if self._pid != os.getpid():  # a forked child never uses its parent's connection
-            self._pid, self._connection, self._broken = os.getpid(), None, False
         if self._connection is not None or self._broken:
             return self._connection
         if not create and not os.path.exists(self._path):
             return None
+        connection: sqlite3.Connection | None = None
         try:
             os.makedirs(os.path.dirname(self._path), exist_ok=True)
             connection = sqlite3.connect(self._path, timeout=30, check_same_thread=False)
@@ -113,6 +127,8 @@ class StatRecords:
             )
             connection.commit()
         except (OSError, sqlite3.Error):
+            if connection is not None:
+                connection.close()
             self._broken = True  # read-only, full or damaged: hash the files instead
             return None
         self._connection = connection

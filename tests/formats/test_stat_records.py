@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from contextlib import closing
 from pathlib import Path
 
 import xxhash
@@ -111,13 +112,13 @@ def test_a_record_is_trusted_only_when_the_file_changed_well_before_it_was_hashe
     path.write_text("hello")
     key = stat_key(str(path))
     changed = max(key[2], key[3])
-    records = StatRecords(str(tmp_path / "state"))
-    records.record(key, "a" * 32, changed + RACY_NS - 1)  # hashed in the racy window
-    assert records.lookup(key) is None
-    records.record(key, "b" * 32, changed + RACY_NS)
-    assert records.lookup(key) == "b" * 32
-    other = (*key[:2], key[2] + 1, *key[3:])  # another mtime: another file version
-    assert records.lookup(other) is None
+    with StatRecords(str(tmp_path / "state")) as records:
+        records.record(key, "a" * 32, changed + RACY_NS - 1)  # hashed in the racy window
+        assert records.lookup(key) is None
+        records.record(key, "b" * 32, changed + RACY_NS)
+        assert records.lookup(key) == "b" * 32
+        other = (*key[:2], key[2] + 1, *key[3:])  # another mtime: another file version
+        assert records.lookup(other) is None
 
 
 def test_damaged_records_cost_a_read_never_a_wrong_fingerprint(tmp_path: Path) -> None:
@@ -126,8 +127,9 @@ def test_damaged_records_cost_a_read_never_a_wrong_fingerprint(tmp_path: Path) -
     state = tmp_path / "state"
     _wait_until_not_racy()
     right, _ = _fingerprint_in_a_new_process([path], state)
-    with sqlite3.connect(state / DATABASE) as connection:  # a record's digest changed
+    with closing(sqlite3.connect(state / DATABASE)) as connection:  # a record's digest changed
         connection.execute("UPDATE records SET digest = ?", ("0" * 32,))
+        connection.commit()
     assert _fingerprint_in_a_new_process([path], state)[0] == right
     (state / DATABASE).write_bytes(b"not a database at all" * 100)  # the file itself
     assert _fingerprint_in_a_new_process([path], state)[0] == right
