@@ -169,3 +169,24 @@ def test_files_of_other_columns_in_one_shard_read_as_in_shards_of_their_own(
     assert grouped.features == per_file.features
     assert grouped.to_list() == per_file.to_list()
     assert grouped.map(lambda row: {"d": row["c"]})["d"][:] == [None, 2.5, 1.0]
+
+
+def test_explaining_two_loads_of_a_shard_names_the_file_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from dagster_ds.cli import main
+
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # the results are in the dataset cache
+    for index in range(3):
+        _write_file(tmp_path, index)
+    pattern = str(tmp_path / "*.jsonl")
+    before = load_dataset("json", data_files=pattern, split="train")
+    _write_file(tmp_path, 1, words="changed")
+    after = load_dataset("json", data_files=pattern, split="train")
+    (old,), (new,) = before.cache_files, after.cache_files  # one shard of the 3 files
+    result = CliRunner().invoke(main, ["hash", "explain", old["fingerprint"], new["fingerprint"]])
+    assert result.exit_code == 0, result.output
+    assert f"file {str(tmp_path / 'part-00001.jsonl')!r}: changed" in result.output
+    assert "part-00000" not in result.output
