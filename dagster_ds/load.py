@@ -163,7 +163,7 @@ def load_dataset(
 
     ``shard_bytes`` groups small files: consecutive files smaller than it are
     read into one shard of about that many source bytes (bytes, or a size such
-    as ``"16MiB"``; default 4 MiB), so a split of thousands of tiny files is
+    as ``"16MiB"``; default 1 MiB), so a split of thousands of tiny files is
     not thousands of cache entries per transform. A file of that size or more
     is a shard of its own, as is every file with ``shard_bytes=0`` (or None).
     Where a group ends depends on its files' content, so appending, removing or

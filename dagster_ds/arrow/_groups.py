@@ -34,8 +34,13 @@ from dagster_ds.cache import parse_size
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.fingerprint import HashNode, generate_random_fingerprint
 
-#: Source bytes a shard of small files holds (in expectation): see `shard_bytes_of`.
-DEFAULT_SHARD_BYTES = 4 << 20
+#: Source bytes a shard of small files holds, in expectation (``shard_bytes``'s default).
+#: A cache entry's fixed cost (lookup, lock, manifest, publish: about a millisecond or
+#: two locally) is a few percent of reading and mapping 1 MiB of rows; measured on 5,000
+#: tiny JSON Lines files, a first run of load + map + filter costs the same CPU at 1, 4
+#: and 16 MiB, while appending a file, which recomputes about one group, costs 0.5 s,
+#: 0.6 s and 2.1 s. Files of 1 MiB or more are shards of their own, as before.
+DEFAULT_SHARD_BYTES = 1 << 20
 
 _SCALE = float(1 << 64)
 
