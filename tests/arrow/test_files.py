@@ -190,3 +190,20 @@ def test_explaining_two_loads_of_a_shard_names_the_file_that_changed(
     assert result.exit_code == 0, result.output
     assert f"file {str(tmp_path / 'part-00001.jsonl')!r}: changed" in result.output
     assert "part-00000" not in result.output
+
+
+def test_num_proc_over_grouped_files_gives_the_rows_of_one_process(tmp_path: Path) -> None:
+    for index in range(6):
+        _write_file(tmp_path, index)
+    ds = load_dataset("json", data_files=str(tmp_path / "*.jsonl"), split="train")
+    assert ds.num_shards == 1  # fewer shards than processes: split into row ranges
+
+    def words(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+        return {"words": [len(text.split()) for text in batch["text"]]}
+
+    one = ds.map(words, batched=True, batch_size=50)
+    two = ds.map(words, batched=True, batch_size=50, num_proc=2)
+    assert two.to_list() == one.to_list()
+    assert two.filter(lambda row: row["words"] > 6, num_proc=2).to_list() == [
+        row for row in one.to_list() if row["words"] > 6
+    ]
