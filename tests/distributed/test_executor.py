@@ -14,9 +14,14 @@ from typing import Any
 import pytest
 
 from dagster_ds import Dataset, load_dataset
-from dagster_ds.cache import CacheStore, cache_root
+from dagster_ds.cache import CacheCorruptionWarning, CacheStore, cache_root
 from dagster_ds.distributed import DaskExecutor, ShardCounts
-from dagster_ds.errors import ShardTaskError, StaleWorkerError, WorkerDiedError
+from dagster_ds.errors import (
+    CacheEntryDamagedError,
+    ShardTaskError,
+    StaleWorkerError,
+    WorkerDiedError,
+)
 from tests.conftest import REPO_ROOT
 from tests.distributed import _functions
 from tests.distributed._functions import double, logged, pids
@@ -451,5 +456,8 @@ def test_the_driver_reads_no_output_shard_until_its_rows_are_read(
         assert len(outputs) >= 3
         fs.rm(outputs)
         assert (len(out), out.column_names) == (3 * ROWS_PER_FILE, ["id", "double"])
-        with pytest.raises(FileNotFoundError):
-            out["double"][:]  # reading is what needs the data
+        with (
+            pytest.warns(CacheCorruptionWarning, match="missing"),
+            pytest.raises(CacheEntryDamagedError, match="missing"),
+        ):
+            out["double"][:]  # reading is what needs the data, and finds it gone
