@@ -21,6 +21,9 @@ from tests.distributed import _functions
 from tests.distributed._functions import double, logged, logged_in, pids
 from tests.distributed.conftest import ROWS_PER_FILE, S3, write_files
 
+# The tests count shards the cluster computes: one per file (not grouped).
+ONE_SHARD_PER_FILE = {"shard_bytes": 0}
+
 
 @pytest.mark.slow  # a Dask cluster started inside a Dagster step
 def test_a_dataset_asset_maps_on_the_dask_resource_into_s3(
@@ -28,7 +31,7 @@ def test_a_dataset_asset_maps_on_the_dask_resource_into_s3(
 ) -> None:
     files = write_files(tmp_path / "data", 3)
     log = str(tmp_path / "calls.log")
-    parts = dataset_source("parts", "json", data_files=files)
+    parts = dataset_source("parts", "json", data_files=files, reader_options=ONE_SHARD_PER_FILE)
 
     @dataset_asset(required_resource_keys={"dask"})
     def doubled(parts: Dataset) -> Dataset:
@@ -61,7 +64,7 @@ def test_a_dataset_asset_maps_on_the_dask_resource_into_s3(
 
 
 def _assets(files: list[str], log: str) -> list[Any]:
-    parts = dataset_source("parts", "json", data_files=files)
+    parts = dataset_source("parts", "json", data_files=files, reader_options=ONE_SHARD_PER_FILE)
 
     @dataset_asset  # no required_resource_keys: the Definitions decide where it runs
     def evens_doubled(parts: Dataset) -> Dataset:
