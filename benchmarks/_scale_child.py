@@ -4,7 +4,8 @@ Run by the benchmark, never by hand: ``python _scale_child.py SPEC RESULT``, whe
 is a JSON object (``side``: ours / anchor / raw; ``pipeline``: plain / dagster / load /
 memory; ``files``: the data files' glob; ``storage_options``; ``store``: the
 DatasetIOManager's base_dir) and RESULT the file this process writes its own figures to:
-CPU seconds and ``/proc/self/io`` after its imports and at its end, and the rows it made.
+CPU seconds and ``/proc/self/io`` after its imports and at its end, its peak RSS, and
+the rows it made.
 
 Between the two, it stats two marker paths that do not exist, so that a trace of the
 process (strace) can count the system calls of the work alone, imports excluded.
@@ -38,6 +39,16 @@ def _io() -> dict[str, int]:
     included; ``read_bytes``: bytes fetched from the storage device)."""
     with open("/proc/self/io") as file:
         return {name: int(value) for name, value in (line.split(": ") for line in file)}
+
+
+def _peak_rss() -> int:
+    """This process's peak resident set, in bytes (VmHWM: of this program's memory alone;
+    ``ru_maxrss`` counts the parent's resident set at the fork too)."""
+    with open("/proc/self/status") as file:
+        for line in file:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status: not Linux?")
 
 
 def _cpu() -> float:
@@ -188,6 +199,7 @@ def main() -> None:
         "work_read_bytes": end_io["read_bytes"] - io["read_bytes"],
         "rchar": end_io["rchar"],
         "read_bytes": end_io["read_bytes"],
+        "rss_mb": _peak_rss() / 2**20,
     }
     with open(result_path, "w") as file:
         json.dump(figures, file)

@@ -2,10 +2,13 @@
 
 Every measured run is a new Python process (``_scale_child.py``), as a scheduled
 run is, measured from here: CPU (user + sys, from ``os.wait4``: the child and
-anything it waited for), wall clock, peak RSS (``ru_maxrss``), and from the child's
-own ``/proc/self/io``: bytes read (``rchar``: every read call, page cache included;
-``read_bytes``: what came from the disk). "work" figures leave out the imports
-(taken after them, in the child). The scenarios, each pickable with ``--only``:
+anything it waited for) and wall clock; and by the child itself: its peak RSS
+(``VmHWM`` in ``/proc/self/status``; ``ru_maxrss`` would count this process's
+resident set at the fork too, moto's S3 objects included) and bytes read from
+``/proc/self/io`` (``rchar``: every read call, page cache included; ``read_bytes``:
+what came from the disk). "work" figures leave out the imports (taken after them,
+in the child; numpy, pandas, fsspec and pyarrow's readers are imported first by
+every side, as the anchor imports them with itself). The scenarios, each pickable with ``--only``:
 
 - ``local``: ``load_dataset("json", data_files=<folder>/*.jsonl)`` -> batched ``map``
   (a Python function adding a column) -> batched ``filter``, tiny JSON Lines files of
@@ -29,7 +32,7 @@ own ``/proc/self/io``: bytes read (``rchar``: every read call, page cache includ
   (default 1) GB asset (a Parquet source, one asset with a map) with its store on
   S3, and with its store on local disk for reference.
 
-``--quick``: N = 100 and 300, 0.2 GB and 0.1 GB (a few minutes). ``--json PATH``
+``--quick``: N = 100 and 300 (local), 100 (S3), 0.2 GB and 0.1 GB. ``--json PATH``
 writes the raw figures. Ends with the results as Markdown tables. Run: ``make bench``.
 """
 
@@ -63,7 +66,8 @@ STRACE = shutil.which("strace") or "/usr/bin/strace"
 ROWS_PER_FILE = 200
 LOCAL_FILES = (100, 1_000, 5_000)
 S3_FILES = (100, 300)
-QUICK_FILES = (100, 300)
+QUICK_LOCAL_FILES = (100, 300)
+QUICK_S3_FILES = (100,)
 BIG_FILES = 40
 BUCKET = "bench-scale"
 SCENARIOS = ("local", "s3", "big", "memory")
@@ -171,7 +175,7 @@ def _run(spec: dict[str, Any], env: dict[str, str], work: Path, trace: bool = Fa
         tail = log.read_text(errors="replace")[-4000:]
         raise RuntimeError(f"the child {spec!r} failed ({process.returncode}):\n{tail}")
     figures: Figures = json.loads(result.read_text())
-    figures.update(wall=wall, cpu=usage.ru_utime + usage.ru_stime, rss_mb=usage.ru_maxrss / 1024)
+    figures.update(wall=wall, cpu=usage.ru_utime + usage.ru_stime)
     if trace:
         figures.update(_count_calls(calls))
     for path in (result, log, calls):
@@ -541,7 +545,7 @@ TITLES = {
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="What a refresh costs at scale, in new processes.")
     parser.add_argument("--only", choices=SCENARIOS, action="append", help="scenario(s) to run")
-    parser.add_argument("--quick", action="store_true", help="N = 100 and 300, small sizes")
+    parser.add_argument("--quick", action="store_true", help="N = 100, 300 (S3: 100), small sizes")
     parser.add_argument("--json", type=Path, help="write the raw figures to this file")
     parser.add_argument(
         "--no-trace", action="store_true", help="skip the strace runs (opens, stats)"
@@ -557,8 +561,8 @@ def _capped(counts: Sequence[int]) -> list[int]:
 def main() -> None:
     arguments = _arguments()
     scenarios = arguments.only or list(SCENARIOS)
-    local_files = _capped(QUICK_FILES if arguments.quick else LOCAL_FILES)
-    s3_files = _capped(QUICK_FILES if arguments.quick else S3_FILES)
+    local_files = _capped(QUICK_LOCAL_FILES if arguments.quick else LOCAL_FILES)
+    s3_files = _capped(QUICK_S3_FILES if arguments.quick else S3_FILES)
     big_gb = 0.2 if arguments.quick else float(os.environ.get("BENCH_SCALE_BIG_GB", "4"))
     memory_gb = 0.1 if arguments.quick else float(os.environ.get("BENCH_SCALE_S3_GB", "1"))
     trace = not arguments.no_trace and os.path.exists(STRACE)
