@@ -6,6 +6,9 @@ repository with each library, alternating which goes first; the median of the
 rounds is reported. A last row times pushing the same data again: ours finds the
 fingerprint in the card and makes no commit; the anchor rewrites the shards and
 commits (its uploads are skipped, as the blobs are already stored).
+A second table counts the Parquet files and bytes each refresh uploads (blobs new to
+the repository) for a dataset of 100 JSON Lines files: first push, unchanged re-push,
+then one file appended and pushed again, ours and the anchor's.
 Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_push.py``.
 """
 
@@ -76,6 +79,64 @@ def timed(function: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+REFRESH_FILES = 100
+REFRESH_ROWS = 2_000
+
+
+def write_source(folder: Path, number: int) -> None:
+    lines = (
+        f'{{"id": {number * REFRESH_ROWS + i}, "text": "file {number} row {i} of the bench"}}\n'
+        for i in range(REFRESH_ROWS)
+    )
+    (folder / f"part-{number:04d}.jsonl").write_text("".join(lines))
+
+
+def uploaded(api: object, repo_id: str, before: dict[str, int]) -> tuple[int, int, dict[str, int]]:
+    """Parquet files and bytes new to ``repo_id`` since ``before`` (sha256 to size), and now."""
+    tree = api.list_repo_tree(repo_id, recursive=True, repo_type="dataset")  # type: ignore[attr-defined]
+    now = {e.lfs.sha256: e.size for e in tree if e.path.endswith(".parquet") and e.lfs}
+    new = {sha: size for sha, size in now.items() if sha not in before}
+    return len(new), sum(new.values()), now
+
+
+def refresh_costs(endpoint: str) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
+    """Files and bytes uploaded per refresh: (case, anchor's, ours)."""
+    import datasets
+    from huggingface_hub import HfApi
+
+    from dagster_ds import load_dataset
+
+    api = HfApi(endpoint=endpoint, token=TOKEN)
+    source = WORK / "refresh-source"
+    source.mkdir()
+    for number in range(REFRESH_FILES):
+        write_source(source, number)
+
+    def files() -> list[str]:
+        return sorted(str(path) for path in source.glob("*.jsonl"))
+
+    def push_ours() -> None:
+        ds = load_dataset("json", data_files=files(), split="train")
+        ds.push_to_hub("user/refresh-ours", token=TOKEN, endpoint=endpoint)
+
+    def push_anchor() -> None:
+        ds = datasets.load_dataset("json", data_files=files(), split="train")
+        ds.push_to_hub("user/refresh-anchor", token=TOKEN)
+
+    seen = {"ours": {}, "anchor": {}}
+    rows: list[tuple[str, tuple[int, int], tuple[int, int]]] = []
+    for case in ("first push", "unchanged re-push", f"append 1 of {REFRESH_FILES} files"):
+        if case.startswith("append"):
+            write_source(source, REFRESH_FILES)
+        costs: dict[str, tuple[int, int]] = {}
+        for name, push in (("ours", push_ours), ("anchor", push_anchor)):
+            push()
+            count, size, seen[name] = uploaded(api, f"user/refresh-{name}", seen[name])
+            costs[name] = (count, size)
+        rows.append((case, costs["anchor"], costs["ours"]))
+    return rows
+
+
 def main() -> None:
     server, endpoint = start_hub()
     os.environ["HF_ENDPOINT"] = endpoint
@@ -130,6 +191,7 @@ def main() -> None:
         again_anchor = timed(
             lambda: anchor_ds.push_to_hub(f"user/anchor-{last}", num_shards=SHARDS, token=TOKEN)
         )
+        refreshes = refresh_costs(endpoint)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -145,6 +207,13 @@ def main() -> None:
     )
     print(f"rounds: datasets {[round(t, 2) for t in anchor_times]}, ours "
           f"{[round(t, 2) for t in ours_times]}")  # fmt: skip
+    print(
+        f"\nUploaded per refresh ({REFRESH_FILES} JSON Lines files of {REFRESH_ROWS:,} rows; "
+        "Parquet blobs new to the repository)"
+    )
+    print(f"{'refresh':<26} {'datasets files':>15} {'bytes':>12} {'ours files':>11} {'bytes':>12}")
+    for case, (anchor_files, anchor_bytes), (our_files, our_bytes) in refreshes:
+        print(f"{case:<26} {anchor_files:>15} {anchor_bytes:>12,} {our_files:>11} {our_bytes:>12,}")
 
 
 if __name__ == "__main__":

@@ -412,6 +412,14 @@ class CacheLockTimeoutError(CacheError, TimeoutError):
     """Waiting for another process building the same fingerprint took too long."""
 
 
+class CacheEntryDamagedError(CacheError):
+    """A cache entry's file was missing or damaged when read (the entry was quarantined).
+
+    Whatever computed the entry computes it again; a caller reading an entry directly
+    looks it up again or recomputes it.
+    """
+
+
 class CacheStorageError(CacheError, OSError):
     """Writing an entry's file failed (a full disk, a lost mount): nothing was published."""
 

@@ -145,16 +145,20 @@ class StorageMethods:
     ) -> PushResult:
         """Push to a Hub dataset repository as Parquet shards, in one commit; skip if unchanged.
 
-        The layout is the anchor's (``<data_dir>/<split>-XXXXX-of-YYYYY.parquet``
-        and README.md with ``dataset_info`` and ``configs``), so
-        ``datasets.load_dataset(repo_id)`` reads it; other configs and splits on
-        the Hub are kept. The card also records the fingerprint and lineage. If
-        it already records this fingerprint for ``config_name``/``split`` (same
-        ``data_dir``, and same ``num_shards`` when given), no commit is made and
-        the result says ``skipped``. Otherwise shards are written to temporary
-        files one job at a time (``num_proc`` jobs in parallel, threads),
-        pre-uploaded, and committed with the card in ONE commit: readers never
-        see a half-pushed split, and an interrupted push leaves the branch as it
+        The Parquet files follow the dataset's shards
+        (``<data_dir>/<split>-<rank>-<key>.parquet``: named by content, sorted in
+        row order), or the anchor's cut when ``num_shards`` or ``max_shard_size``
+        is given (``<split>-XXXXX-of-YYYYY-<key>.parquet``); a file already on the
+        Hub is not uploaded again. README.md has ``dataset_info`` and
+        ``configs``, so ``datasets.load_dataset(repo_id)`` reads it; other
+        configs and splits on the Hub are kept. The card also records the
+        fingerprint and lineage. If it already records this fingerprint for
+        ``config_name``/``split`` (same ``data_dir``, and same ``num_shards`` when
+        given), no commit is made and the result says ``skipped``. Otherwise the
+        missing files are written to temporary files one job at a time
+        (``num_proc`` jobs in parallel, threads), pre-uploaded, and committed
+        with the card and the deletion of the old files in ONE commit: readers
+        never see a half-pushed split, and an interrupted push leaves the branch as it
         was (a retry finds the uploaded files on the Hub). A missing repository
         is created (``private``), but a missing ``revision`` is an error: create
         the branch first. ``embed_external_files`` has no effect (there are no
@@ -176,7 +180,7 @@ class StorageMethods:
             >>> with LocalHubServer() as hub:
             ...     result = ds.push_to_hub("user/demo", num_shards=2, endpoint=hub.endpoint)
             >>> result.files
-            ('data/train-00000-of-00002.parquet', 'data/train-00001-of-00002.parquet')
+            ('data/train-00000-of-00002-....parquet', 'data/train-00001-of-00002-....parquet')
         """
         from dagster_ds.hub import PushTarget, push_dataset
 

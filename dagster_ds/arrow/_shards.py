@@ -1,12 +1,13 @@
 """Shards: the contiguous pieces a map-style dataset is made of, each with its own fingerprint.
 
-A dataset read from files has one shard per file; a row-local transform (map,
-filter, cast, column operations) turns each shard into one output shard,
-cached under ``rebase_transform(transform, shard fingerprint)``, so appending
-a file costs one shard. A shard is a table (memory-mapped from its cache
-entry) and, after a filter, the rows of that table it keeps. Global
-transforms (shuffle, sort, select) leave the shards alone and add a mapping
-over their concatenated rows.
+A dataset read from files has one shard per group of small files (about
+``shard_bytes`` of source each) or per big file (`dagster_ds.arrow._groups`); a
+row-local transform (map, filter, cast, column operations) turns each shard
+into one output shard, cached under ``rebase_transform(transform, shard
+fingerprint)``, so appending a file costs one shard. A shard is a table
+(memory-mapped from its cache entry) and, after a filter, the rows of that
+table it keeps. Global transforms (shuffle, sort, select) leave the shards
+alone and add a mapping over their concatenated rows.
 """
 
 from __future__ import annotations

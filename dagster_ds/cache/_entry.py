@@ -1,9 +1,10 @@
-"""CacheEntry: a complete, verified entry, held open by a reader lease."""
+"""CacheEntry: a published entry, held open by a reader lease, its files checked when read."""
 
 from __future__ import annotations
 
 import datetime
 import io
+from collections.abc import Callable
 from types import TracebackType
 from typing import cast
 
@@ -18,11 +19,13 @@ class CacheEntry:
     """A published cache entry: its manifest and read access to its files.
 
     Returned by `CacheStore.lookup`, `CacheStore.get_or_create` and
-    `EntryWriter.entry`, always complete and verified. The entry holds a reader
-    lease, so `CacheStore.gc` never evicts it while it is open; the lease ends
-    with `close` (or ``with entry:``), when the entry is garbage-collected, or
-    at interpreter exit. Keep the entry alive as long as you use its files, for
-    example next to a memory map of `local_path`.
+    `EntryWriter.entry`, always published. Each data file is checked when it is
+    first read (`open`, `local_path`): its size always, its checksum per the
+    store's policy; a damaged one raises `CacheEntryDamagedError` (and the entry
+    is quarantined). The entry holds a reader lease, so `CacheStore.gc` never
+    evicts it once read; the lease ends with `close` (or ``with entry:``), when
+    the entry is garbage-collected, or at interpreter exit. Keep the entry alive
+    as long as you use its files, for example next to a memory map of `local_path`.
 
     Example:
         >>> store = CacheStore("memory://entry-doc")
@@ -33,11 +36,19 @@ class CacheEntry:
         (('data-00000-of-00001.arrow',), 2, b'...')
     """
 
-    def __init__(self, layout: Layout, key: str, manifest: Manifest, lease: Lease) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        key: str,
+        manifest: Manifest,
+        lease: Lease,
+        check: Callable[[CacheEntry, str], None],
+    ) -> None:
         self._layout = layout
         self._key = key
         self._manifest = manifest
         self._lease = lease
+        self._check = check
 
     @property
     def fingerprint(self) -> str:
@@ -99,11 +110,13 @@ class CacheEntry:
         return self._lease.released
 
     def _path(self, name: str) -> str:
+        """The path of file ``name``, checked (and the use recorded) before it is read."""
         if self._manifest.record(name) is None:
             raise CacheFileNotFoundError(
                 f"Cache entry {self._key!r} has no file {name!r}; its files are "
                 f"{list(self.files)!r}."
             )
+        self._check(self, name)
         return self._layout.entry_file(self._key, name)
 
     def local_path(self, name: str) -> str | None:
@@ -111,6 +124,7 @@ class CacheEntry:
 
         Raises:
             CacheFileNotFoundError: The entry has no such file.
+            CacheEntryDamagedError: The file is missing or damaged.
         """
         return self._layout.storage.local_path(self._path(name))
 
@@ -119,6 +133,7 @@ class CacheEntry:
 
         Raises:
             CacheFileNotFoundError: The entry has no such file.
+            CacheEntryDamagedError: The file is missing or damaged.
         """
         return self._layout.storage.open_read(self._path(name))
 

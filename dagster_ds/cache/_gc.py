@@ -11,8 +11,10 @@ successful one. On object stores an ``objects/<fp>/`` folder
 without manifest.json is a killed writer's partial publish, removed by the same
 age rule while nobody holds its lock.
 
-Eviction (`gc`) goes from the least recently used entry up, skipping entries
-with a live reader lease, until the entries' total size is at most the target.
+Eviction (`gc`) goes from the least recently used entry up (last use as the
+usage records tell it, see `_leases`), skipping entries a live process reads,
+until the entries' total size is at most the target; the chosen entries are
+evicted under one eviction notice.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from dagster_ds.cache._layout import MANIFEST, Layout, quarantined_at, tmp_owner
-from dagster_ds.cache._leases import live_leases
+from dagster_ds.cache._leases import fold_ended, pinned_keys
 from dagster_ds.cache._locks import EntryLock
-from dagster_ds.cache._removal import Eviction, evict
+from dagster_ds.cache._removal import Eviction, evict_many
 from dagster_ds.cache._usage import scan
 
 #: Default grace period: tmp/ items of unknown owners younger than this are kept.
@@ -131,30 +133,36 @@ def collect(
     keep: Collection[str] = (),
 ) -> GcReport:
     garbage = clean_tmp(layout, grace, try_lock) + purge_quarantine(layout, grace)
+    fold_ended(layout, foreign_ttl=foreign_ttl)
     entries = sorted(scan(layout), key=lambda item: (item[2], item[0]))
     total = sum(manifest.size for _, manifest, _ in entries)
-    evicted: list[str] = []
+    pinned = pinned_keys(layout, foreign_ttl=foreign_ttl)
     in_use: list[str] = []
-    freed = 0
+    chosen: dict[str, tuple[int, EntryLock]] = {}
+    expected = total
     for key, manifest, _ in entries:
-        if total <= max_size_bytes:
+        if expected <= max_size_bytes:
             break
-        if key in keep or live_leases(layout, key, foreign_ttl=foreign_ttl):
+        lock = None if key in keep or key in pinned else try_lock(key)
+        if lock is None:  # read by a live process, kept, or being published right now
             in_use.append(key)
             continue
-        lock = try_lock(key)
-        if lock is None:  # being published or rebuilt right now
-            in_use.append(key)
-            continue
-        try:
-            outcome = evict(layout, key, foreign_ttl=foreign_ttl)
-        finally:
+        chosen[key] = (manifest.size, lock)
+        expected -= manifest.size
+    try:
+        outcomes = evict_many(layout, list(chosen), foreign_ttl=foreign_ttl) if chosen else {}
+    finally:
+        for _, lock in chosen.values():
             lock.release()
+    evicted: list[str] = []
+    freed = 0
+    for key, (size, _) in chosen.items():
+        outcome = outcomes[key]
         if outcome is Eviction.IN_USE:
             in_use.append(key)
             continue
-        total -= manifest.size
+        total -= size
         if outcome is Eviction.EVICTED:
             evicted.append(key)
-            freed += manifest.size
+            freed += size
     return GcReport(tuple(evicted), tuple(in_use), freed, total, tuple(garbage))

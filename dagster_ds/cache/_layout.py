@@ -131,12 +131,6 @@ class Layout:
     def lock_file(self, key: str) -> str:
         return self.storage.join("locks", key[:2], f"{key}.lock")
 
-    def lease_dir(self, key: str) -> str:
-        return self.storage.join("leases", key[:2], key)
-
-    def lease_file(self, key: str, name: str) -> str:
-        return self.storage.join("leases", key[:2], key, name)
-
     def entry_keys(self) -> Iterator[str]:
         """Keys of the folders under ``objects/`` (published or, on object stores, partial)."""
         objects = self.storage.join("objects")

@@ -1,89 +1,222 @@
-"""Reader leases: "this process has entry X open", so gc leaves X alone.
+"""Usage records: which entries a process reads, one small file per process, so gc spares them.
 
-On a local cache (Linux), a lease is a shared byte-range lock (see
-`_range_locks`): the kernel arbitrates between readers and evictors and drops
-the locks of a dead process. Elsewhere (object stores, other systems, or
-``lock_mode="lease"`` for folders shared by hosts without working locks), it is a
-small JSON file ``<root>/leases/<fp[:2]>/<fp>/<pid>-<token>.json`` holding its
-owner (host, pid, process start time) and creation time. It is written before
-the entry is read and removed when the `CacheEntry` holding it is closed,
-garbage-collected, or at interpreter exit. A lease file whose process is gone
-(same host) is dead and is removed by whoever finds it; one from another host,
-whose process cannot be checked, counts as live for ``foreign_ttl`` seconds
-after it was taken.
+A process that reads an entry's data keeps it in its *usage record*,
+``<root>/usage/<host>-<pid>-<token>``: a first line with its owner (host, pid,
+process start) and creation time, then one entry key per line, and a last line
+``ended <unix time>`` once the process has exited. The record is written when the
+process first reads data, with every key it holds open at that moment, and again
+only when it reads an entry it had not recorded (locally one appended line; on an
+object store the record is rewritten whole). Looking entries up, and a refresh that
+skips, write nothing.
 
-The protocol that makes eviction safe uses one more file, the eviction fence
-``<root>/leases/<fp[:2]>/<fp>/evicting``:
+Evicting uses one more kind of file, an eviction notice
+``<root>/usage/evicting/<token>`` listing the keys an evictor is about to remove:
 
-- a reader writes its lease, *then* checks for a fence (a fence means a miss),
-  then reads the entry;
-- an evictor (holding the fingerprint's lock) writes the fence, *then* takes the
-  exclusive byte-range lock (where there are such locks) and checks for lease
-  files, and unpublishes the entry only if no reader holds it either way.
+- a reader records its keys, *then* reads the notices (a key named there is not
+  read: the entry is treated as gone and recomputed);
+- an evictor writes its notice, *then* reads every live record, and removes only
+  keys no live record names.
 
-Whichever file is written second, its writer sees the other: either the reader
-misses (and recomputes), or the evictor sees the lease and keeps the entry. A
-fence whose owner died is ignored (and removed); one from another host expires
-after ``FENCE_TTL`` seconds. Evictors always check both kinds of lease, so
-processes using either kind can share a cache.
+Whichever file is written second, its writer sees the other one. A record whose
+process is dead (same host), or that ended, pins nothing; one of another host,
+whose process cannot be checked, pins its keys for ``foreign_ttl`` seconds after it
+was last written. Ended and dead records are the coarse "last used" times gc
+orders eviction by (see `usage_times`); gc folds them into ``usage/last-used.json``.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import os
-import queue
 import secrets
 import threading
 import time
 import weakref
-from collections.abc import Generator
+from collections.abc import Collection, Generator, Iterable, Iterator
+from dataclasses import dataclass
 
-from dagster_ds.cache import _range_locks as range_locks
 from dagster_ds.cache._identity import Owner, current_owner
 from dagster_ds.cache._json import dumps, parse_object
-from dagster_ds.cache._layout import Layout
-from dagster_ds.cache._range_locks import ProcessReaderLocks
+from dagster_ds.cache._layout import Layout, is_fingerprint
 from dagster_ds.cache._storage import Storage
 
-#: How long a lease from another host counts as live (its process cannot be checked).
+#: How long a usage record of another host counts as live (its process cannot be checked).
 DEFAULT_FOREIGN_TTL = 24 * 3600.0
 
-#: A fence from another host older than this is ignored (an eviction takes milliseconds).
-FENCE_TTL = 300.0
+#: An eviction notice older than this is ignored (an eviction takes seconds).
+NOTICE_TTL = 300.0
 
-_FENCE = "evicting"
-_READERS = "readers"
-_ATTEMPTS = 20
+_USAGE = "usage"
+_EVICTING = "evicting"
+_SUMMARY = "last-used.json"
+_ENDED = "ended"
+#: A record naming more than twice the keys held, plus this, is rewritten smaller.
+_COMPACT_SLACK = 1024
+#: Seconds the exit waits for remote records to be marked ended.
+_EXIT_WAIT = 5.0
+
+
+class _ProcessRecord:
+    """This process's usage record in one store: the keys it holds, and those written."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._lock = threading.RLock()
+        self._held: dict[str, int] = {}
+        self._written: set[str] = set()
+        self._owner = current_owner()
+        name = f"{self._owner.host}-{self._owner.pid}-{secrets.token_hex(6)}"
+        self._path = storage.join(_USAGE, name)
+        self._created = False
+        self._lines: list[str] = []
+
+    @property
+    def pid(self) -> int:
+        return self._owner.pid
+
+    @property
+    def is_local(self) -> bool:
+        return self._storage.is_local
+
+    def hold(self, key: str) -> None:
+        with self._lock:
+            self._held[key] = self._held.get(key, 0) + 1
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            count = self._held.get(key, 0) - 1
+            if count > 0:
+                self._held[key] = count
+            else:
+                self._held.pop(key, None)
+
+    def holds(self, key: str) -> bool:
+        with self._lock:
+            return key in self._held
+
+    def held(self) -> set[str]:
+        with self._lock:
+            return set(self._held)
+
+    def pin(self, key: str) -> bool:
+        """Record ``key`` (and every other key held and not yet recorded); False if evicting.
+
+        Once a key is recorded and no eviction notice names it, no evictor removes it
+        while this record lives.
+        """
+        with self._lock:
+            if key in self._written:
+                return True
+            if len(self._written) > 2 * len(self._held) + _COMPACT_SLACK:
+                self._compact()
+            new = sorted((set(self._held) | {key}) - self._written)
+            self._write(new)
+            self._written.update(new)
+        evicting = evicting_keys(self._storage, new)
+        if not evicting:
+            return True
+        with self._lock:
+            self._written.difference_update(evicting)
+        return key not in evicting
+
+    def _compact(self) -> None:
+        """Rewrite the record with the keys held now (most recorded ones were closed)."""
+        self._lines = self._lines[:1]
+        self._written = set(self._held)
+        self._lines.extend(_key_lines(sorted(self._written)))
+        data = "".join(f"{line}\n" for line in self._lines).encode()
+        self._storage.replace_bytes(self._path, data)
+
+    def _write(self, keys: list[str]) -> None:
+        storage = self._storage
+        if not self._created:
+            storage.makedirs(storage.join(_USAGE))
+            header = dumps({"owner": self._owner.to_json(), "created": time.time()}).decode()
+            self._lines = [header]
+            self._created = True
+        lines = _key_lines(keys)
+        if storage.is_local and len(self._lines) > 1:
+            storage.append_bytes(self._path, "".join(f"{line}\n" for line in lines).encode())
+            self._lines.extend(lines)
+            return
+        self._lines.extend(lines)
+        storage.write_bytes(
+            self._path, "".join(f"{line}\n" for line in self._lines).encode(), durable=False
+        )
+
+    def end(self) -> None:
+        """At exit: mark the record ended (its keys stay, as their last-use time)."""
+        if not self._created or os.getpid() != self._owner.pid:
+            return
+        line = f"{_ENDED} {time.time()}"
+        # Best effort: a record left unmarked pins nothing once its process is gone (or,
+        # from another host, after foreign_ttl); an object store may be unreachable by now.
+        with contextlib.suppress(Exception):
+            if self._storage.is_local:
+                self._storage.append_bytes(self._path, f"{line}\n".encode())
+            else:
+                self._lines.append(line)
+                data = "".join(f"{item}\n" for item in self._lines).encode()
+                self._storage.write_bytes(self._path, data, durable=False)
+
+
+def _key_lines(keys: Iterable[str]) -> list[str]:
+    now = time.time()
+    return [f"{key} {now:.3f}" for key in keys]
+
+
+class _Records:
+    """The usage record of this process in each store it reads (by storage URL)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, _ProcessRecord] = {}
+        atexit.register(self._end_all)
+
+    def of(self, storage: Storage) -> _ProcessRecord:
+        with self._lock:
+            record = self._records.get(storage.url)
+            if record is None or record.pid != os.getpid():  # a forked child starts its own
+                record = self._records[storage.url] = _ProcessRecord(storage)
+            return record
+
+    def held_here(self, storage: Storage) -> set[str]:
+        with self._lock:
+            record = self._records.get(storage.url)
+        return record.held() if record is not None and record.pid == os.getpid() else set()
+
+    def _end_all(self) -> None:
+        with self._lock:
+            records = list(self._records.values())
+        remote = [record for record in records if not record.is_local]
+        for record in records:
+            if record.is_local:
+                record.end()
+        if remote:  # network I/O at exit: bounded, so a hung store never hangs the exit
+            ender = threading.Thread(target=lambda: [record.end() for record in remote])
+            ender.daemon = True
+            ender.start()
+            ender.join(_EXIT_WAIT)
+
+
+_RECORDS = _Records()
 
 
 class Lease:
     """One reader's claim on one entry; `release` (or garbage collection, or exit) ends it.
 
-    ``byte_range``: a byte-range lock where the cache is local and the platform has
-    them (one system call), instead of a lease file.
+    Taking a lease writes nothing: the key is held in this process's memory, and
+    `pin` records it in the store's usage record when its data is first read.
     """
 
-    def __init__(self, layout: Layout, key: str, *, byte_range: bool = True) -> None:
+    def __init__(self, layout: Layout, key: str) -> None:
         self.key = key
-        self._layout: Layout | None = layout
-        self._refused = False
-        owner = current_owner()
-        locks = _reader_locks(layout) if byte_range else None
-        taken = locks.acquire(key) if locks is not None else None
-        if locks is not None and taken is not None:
-            self._path: str | None = None
-            self._refused = not taken  # nothing to release then
-            release = functools.partial(_release_lock, locks, key, owner.pid) if taken else _nothing
-            self._finalizer = weakref.finalize(self, release)
-            self._release_now = release
-            return
-        path = self._path = layout.lease_file(key, f"{owner.pid}-{secrets.token_hex(6)}.json")
-        _write_record(layout, key, path, owner)
-        self._finalizer = weakref.finalize(self, _collected, layout.storage, path, owner.pid)
-        self._release_now = functools.partial(_remove, layout.storage, path, owner.pid)
+        self._record: _ProcessRecord | None = _RECORDS.of(layout.storage)
+        self._record.hold(key)
+        self._finalizer: weakref.finalize[..., Lease] = weakref.finalize(
+            self, _release, self._record, key
+        )
 
     def __reduce__(self) -> tuple[object, ...]:
         # Sent to another process (a worker given an open shard): there it is the
@@ -91,189 +224,222 @@ class Lease:
         return _borrowed, (self.key,)
 
     def evicting(self) -> bool:
-        """Whether an eviction of the entry is under way: the reader must then miss."""
-        if self._layout is None:
+        """Whether this process is evicting the entry (checked after taking the lease).
+
+        A gc of this process announces its keys here before it looks at what this
+        process holds: either it sees this lease, or this lease sees its notice.
+        Other processes' evictions are checked by `pin`.
+        """
+        return self._record is not None and _LOCAL_NOTICES.names(self.key)
+
+    def pin(self) -> bool:
+        """Record the entry as read by this process; False if an eviction of it is under way."""
+        if self._record is None:
+            return True
+        if self.released:
             return False
-        if self._path is None:  # every evictor takes the exclusive lock: no fence to read
-            return self._refused
-        return is_fenced(self._layout, self.key)
+        return self._record.pin(self.key)
 
     def release(self) -> None:
         """End the lease now (idempotent)."""
-        if self._finalizer.detach() is not None:
-            self._release_now()
+        self._finalizer()
 
     @property
     def released(self) -> bool:
         return not self._finalizer.alive
 
 
+def _release(record: _ProcessRecord, key: str) -> None:
+    if os.getpid() == record.pid:  # a forked child's inherited leases are not its own
+        record.release(key)
+
+
 def _borrowed(key: str) -> Lease:
     """Another process's lease, received by value: releasing it does nothing."""
     lease = Lease.__new__(Lease)
     lease.key = key
-    lease._layout = None  # pyright: ignore[reportPrivateUsage]
-    lease._refused = False  # pyright: ignore[reportPrivateUsage]
-    lease._path = None  # pyright: ignore[reportPrivateUsage]
+    lease._record = None  # pyright: ignore[reportPrivateUsage]
     lease._finalizer = weakref.finalize(lease, _nothing)  # pyright: ignore[reportPrivateUsage]
-    lease._release_now = _nothing  # pyright: ignore[reportPrivateUsage]
     return lease
-
-
-def _reader_locks(layout: Layout) -> ProcessReaderLocks | None:
-    if not (range_locks.AVAILABLE and layout.storage.is_local):
-        return None
-    return range_locks.reader_locks(_readers_file(layout))
-
-
-def _readers_file(layout: Layout) -> str:
-    return layout.storage.join("leases", _READERS)
-
-
-def _release_lock(locks: ProcessReaderLocks, key: str, pid: int) -> None:
-    if os.getpid() == pid:
-        locks.release(key)
 
 
 def _nothing() -> None:
     return None
 
 
-def _write_record(layout: Layout, key: str, path: str, owner: Owner) -> None:
-    data = dumps({"owner": owner.to_json(), "created": time.time()})
-    for attempt in range(_ATTEMPTS):
-        # The lease folder is made on demand, and gc removes an evicted entry's empty
-        # lease folder: it may vanish under us.
-        try:
-            layout.storage.write_bytes(path, data, durable=False)
-            return
-        except FileNotFoundError:
-            if attempt == _ATTEMPTS - 1:
-                raise
-            with contextlib.suppress(FileNotFoundError, FileExistsError):
-                layout.storage.makedirs(layout.lease_dir(key))
+# -- evictors ------------------------------------------------------------------------------
+
+
+class _LocalNotices:
+    """The keys this process's evictors are removing right now (checked by new leases)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: dict[str, int] = {}
+
+    def add(self, keys: Iterable[str]) -> None:
+        with self._lock:
+            for key in keys:
+                self._keys[key] = self._keys.get(key, 0) + 1
+
+    def remove(self, keys: Iterable[str]) -> None:
+        with self._lock:
+            for key in keys:
+                count = self._keys.pop(key, 1) - 1
+                if count > 0:
+                    self._keys[key] = count
+
+    def names(self, key: str) -> bool:
+        with self._lock:
+            return key in self._keys
+
+
+_LOCAL_NOTICES = _LocalNotices()
 
 
 @contextlib.contextmanager
-def eviction_fence(layout: Layout, key: str, *, foreign_ttl: float) -> Generator[int]:
-    """Fence ``key`` from new readers; yields how many live readers still hold it.
+def eviction_notice(
+    layout: Layout, keys: Collection[str], *, foreign_ttl: float
+) -> Generator[set[str]]:
+    """Announce that ``keys`` are being evicted; yields those some live process still reads.
 
-    The caller holds the fingerprint's lock. Readers that come meanwhile miss.
+    The caller holds each key's lock. Readers that come meanwhile treat the keys as gone.
     """
-    path = layout.lease_file(key, _FENCE)
-    _write_record(layout, key, path, current_owner())
-    try:
-        if range_locks.AVAILABLE and layout.storage.is_local:
-            with range_locks.exclusive(_readers_file(layout), key) as free:
-                yield (0 if free else 1) + _live_lease_files(layout, key, foreign_ttl)
-        else:
-            yield _live_lease_files(layout, key, foreign_ttl)
-    finally:
-        layout.storage.remove_file(path)
-        layout.storage.remove_empty_dir(layout.lease_dir(key))
-
-
-def is_fenced(layout: Layout, key: str) -> bool:
-    """Whether an eviction of ``key`` is under way (a reader must then miss)."""
-    path = layout.lease_file(key, _FENCE)
-    try:
-        record = parse_object(layout.storage.read_bytes(path))
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    owner = Owner.from_json(record.get("owner")) if record is not None else None
-    created = record.get("created") if record is not None else None
-    if owner is None or not isinstance(created, int | float):
-        return True  # being written right now
-    if owner.is_dead():
-        layout.storage.remove_file(path)
-        return False
-    return owner.is_local or time.time() - created <= FENCE_TTL
-
-
-def _remove(storage: Storage, path: str, pid: int) -> None:
-    # A forked child inherits the parent's leases; only their owner removes them.
-    if os.getpid() == pid:
-        with contextlib.suppress(OSError):
-            storage.remove_file(path)
-
-
-def _collected(storage: Storage, path: str, pid: int) -> None:
-    """A lease garbage-collected (or left at exit) without `release`."""
-    if storage.is_local or os.getpid() != pid:
-        _remove(storage, path, pid)
-    else:
-        # On object stores a removal is network I/O, and garbage collection may run
-        # inside any code, an fsspec event loop included: a thread of its own does it.
-        _REMOTE.submit(storage, path)
-
-
-class _RemoteRemovals:
-    """Removes remote lease files on a daemon thread; waits for them (bounded) at exit."""
-
-    _EXIT_WAIT = 10.0
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[Storage, str] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def submit(self, storage: Storage, path: str) -> None:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="dagster_ds-lease-removal", daemon=True
-                )
-                self._thread.start()
-                atexit.register(self._drain)
-        self._queue.put((storage, path))
-
-    def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            with contextlib.suppress(Exception):  # a stale lease only delays gc (foreign_ttl)
-                item[0].remove_file(item[1])
-
-    def _drain(self) -> None:
-        thread = self._thread
-        if thread is not None and thread.is_alive():
-            self._queue.put(None)
-            thread.join(self._EXIT_WAIT)
-
-
-_REMOTE = _RemoteRemovals()
-
-
-def live_leases(layout: Layout, key: str, *, foreign_ttl: float = DEFAULT_FOREIGN_TTL) -> int:
-    """How many live leases ``key`` has (byte-range locks count as one); dead ones are removed."""
-    locked = (
-        range_locks.AVAILABLE
-        and layout.storage.is_local
-        and range_locks.held(_readers_file(layout), key)
-    )
-    return int(locked) + _live_lease_files(layout, key, foreign_ttl)
-
-
-def _live_lease_files(layout: Layout, key: str, foreign_ttl: float) -> int:
     storage = layout.storage
-    live = 0
-    for name in storage.listdir(layout.lease_dir(key)):
-        if name == _FENCE:
-            continue
-        path = layout.lease_file(key, name)
+    folder = storage.join(_USAGE, _EVICTING)
+    storage.makedirs(folder)
+    path = storage.child(folder, secrets.token_hex(8))
+    notice = {"owner": current_owner().to_json(), "created": time.time(), "keys": sorted(keys)}
+    storage.write_bytes(path, dumps(notice), durable=False)
+    _LOCAL_NOTICES.add(keys)
+    try:
+        pinned = pinned_keys(layout, foreign_ttl=foreign_ttl)
+        yield {key for key in keys if key in pinned}
+    finally:
+        _LOCAL_NOTICES.remove(keys)
+        storage.remove_file(path)
+
+
+def evicting_keys(storage: Storage, keys: Iterable[str]) -> set[str]:
+    """Those of ``keys`` that a live eviction notice names."""
+    wanted = set(keys)
+    found: set[str] = set()
+    folder = storage.join(_USAGE, _EVICTING)
+    for name in storage.listdir(folder):
         try:
-            record = parse_object(storage.read_bytes(path))
+            notice = parse_object(storage.read_bytes(storage.child(folder, name)))
         except FileNotFoundError:
             continue
-        owner = Owner.from_json(record.get("owner")) if record is not None else None
-        created = record.get("created") if record is not None else None
-        if owner is None or not isinstance(created, int | float):
-            # Being written right now, or garbage: judge by the file's age.
-            mtime = storage.newest_mtime(path)
-            if mtime is not None and time.time() - mtime > foreign_ttl:
-                storage.remove_file(path)
-            else:
-                live += 1
-        elif owner.is_dead():
-            storage.remove_file(path)
-        elif owner.is_local or time.time() - created <= foreign_ttl:
-            live += 1
-    return live
+        owner = Owner.from_json(notice.get("owner")) if notice is not None else None
+        created = notice.get("created") if notice is not None else None
+        listed = notice.get("keys") if notice is not None else None
+        if owner is None or not isinstance(created, int | float) or not isinstance(listed, list):
+            found |= wanted  # being written right now: assume the worst
+            continue
+        if owner.is_dead() or (not owner.is_local and time.time() - created > NOTICE_TTL):
+            continue
+        found |= wanted.intersection(str(item) for item in listed)
+    return found
+
+
+@dataclass(frozen=True)
+class _Record:
+    path: str
+    owner: Owner | None
+    keys: dict[str, float]  # key -> when it was recorded
+    ended: float | None
+    written: float | None
+
+
+def _records(storage: Storage) -> Iterator[_Record]:
+    folder = storage.join(_USAGE)
+    for name in storage.listdir(folder):
+        if name in (_EVICTING, _SUMMARY):
+            continue
+        path = storage.child(folder, name)
+        try:
+            text = storage.read_bytes(path).decode(errors="replace")
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+        lines = text.split("\n")
+        complete = lines[:-1]  # the last piece has no newline yet: being written
+        header = parse_object(complete[0].encode()) if complete else None
+        owner = Owner.from_json(header.get("owner")) if header is not None else None
+        ended: float | None = None
+        keys: dict[str, float] = {}
+        for line in complete[1:]:
+            first, _, moment = line.partition(" ")
+            with contextlib.suppress(ValueError):
+                if first == _ENDED:
+                    ended = float(moment)
+                elif is_fingerprint(first):
+                    keys[first] = float(moment)
+        yield _Record(path, owner, keys, ended, storage.newest_mtime(path))
+
+
+def _is_live(record: _Record, foreign_ttl: float) -> bool:
+    if record.ended is not None:
+        return False
+    if record.owner is None:  # being created, or garbage: judge by its age
+        return record.written is None or time.time() - record.written <= foreign_ttl
+    if record.owner.is_local:
+        return not record.owner.is_dead()
+    return record.written is None or time.time() - record.written <= foreign_ttl
+
+
+def pinned_keys(layout: Layout, *, foreign_ttl: float = DEFAULT_FOREIGN_TTL) -> set[str]:
+    """Every key a live process reads: its usage record names it, or it is open here.
+
+    This process's own record is replaced by what it holds right now (it may name
+    entries since closed).
+    """
+    pinned = _RECORDS.held_here(layout.storage)
+    me = current_owner()
+    for record in _records(layout.storage):
+        if record.owner == me:
+            continue
+        if _is_live(record, foreign_ttl):
+            pinned.update(record.keys)
+    return pinned
+
+
+def usage_times(layout: Layout) -> dict[str, float]:
+    """When each key was last read, as far as usage records tell (Unix time)."""
+    times = _summary(layout.storage)
+    for record in _records(layout.storage):
+        _note_times(times, record)
+    return times
+
+
+def fold_ended(layout: Layout, *, foreign_ttl: float = DEFAULT_FOREIGN_TTL) -> None:
+    """Fold the records of ended and dead processes into ``usage/last-used.json``; remove them.
+
+    gc calls it: what readers recorded becomes the last-use times it evicts by.
+    """
+    storage = layout.storage
+    done = [record for record in _records(storage) if not _is_live(record, foreign_ttl)]
+    if not done:
+        return
+    times = _summary(storage)
+    for record in done:
+        _note_times(times, record)
+    existing = set(layout.entry_keys())
+    kept = {key: moment for key, moment in times.items() if key in existing}
+    storage.replace_bytes(storage.join(_USAGE, _SUMMARY), dumps(kept))
+    for record in done:
+        storage.remove_file(record.path)
+
+
+def _note_times(times: dict[str, float], record: _Record) -> None:
+    for key, moment in record.keys.items():
+        times[key] = max(times.get(key, 0.0), moment)
+
+
+def _summary(storage: Storage) -> dict[str, float]:
+    try:
+        value = parse_object(storage.read_bytes(storage.join(_USAGE, _SUMMARY)))
+    except FileNotFoundError:
+        return {}
+    if value is None:
+        return {}
+    return {k: float(v) for k, v in value.items() if isinstance(v, int | float)}

@@ -1,18 +1,19 @@
-"""Reading an entry: lease, fence check, manifest, verification, quarantine."""
+"""Reading an entry: its manifest at lookup, each file's checks at its first read, quarantine."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dagster_ds.cache._entry import CacheEntry
+from dagster_ds.cache._json import JSONValue
 from dagster_ds.cache._layout import MANIFEST, Layout
 from dagster_ds.cache._leases import Lease
 from dagster_ds.cache._manifest import Manifest, ManifestError
 from dagster_ds.cache._removal import quarantine
-from dagster_ds.cache._usage import touch_last_used
-from dagster_ds.cache._verify import ChecksumPolicy, check_files
-from dagster_ds.errors import CacheCorruptionWarning
+from dagster_ds.cache._verify import ChecksumPolicy, check_file, check_files, check_stamps
+from dagster_ds.errors import CacheCorruptionWarning, CacheEntryDamagedError, CacheFormatError
 
 
 @dataclass(frozen=True)
@@ -31,37 +32,98 @@ class Reader:
     policy: ChecksumPolicy
     #: False when entries are published under random names (caching off).
     keys_are_fingerprints: bool
-    #: False for ``lock_mode="lease"``: lease files, for hosts sharing a folder without locks.
-    byte_range_leases: bool = True
 
     def lease(self, key: str) -> Lease:
-        """A new lease on ``key``, of the kind this store uses."""
-        return Lease(self.layout, key, byte_range=self.byte_range_leases)
+        """A new lease on ``key`` (held in memory; recorded when its data is first read)."""
+        return Lease(self.layout, key)
 
     def open(self, key: str) -> CacheEntry | None:
-        """The verified entry under ``key``, holding a new lease; None if absent or corrupt."""
-        if not self.layout.storage.exists(self.layout.entry_file(key, MANIFEST)):
-            return None
-        # Lease first, then the fence, then read: an evictor either sees our lease or
-        # we see its fence (see _leases.py).
+        """The entry under ``key`` (one manifest read), holding a new lease; None if absent.
+
+        Data files are checked when they are read (`check_read`); locally they are
+        also stat-ed now, and a damaged entry is quarantined and reported absent.
+        """
         lease = self.lease(key)
         try:
-            found = None if lease.evicting() else self.inspect(key, self.policy)
+            if lease.evicting():
+                lease.release()
+                return None
+            found = self.inspect(key, self.policy, reading=self.policy == "always")
             if isinstance(found, Corrupt):
                 self.quarantine(key, found, warn=True)
                 found = None
             if found is None:
                 lease.release()
                 return None
-            manifest, _ = found
-            touch_last_used(self.layout, key)
-            return CacheEntry(self.layout, key, manifest, lease)
+            return CacheEntry(self.layout, key, found[0], lease, self.check_read)
         except BaseException:
             lease.release()
             raise
 
-    def inspect(self, key: str, policy: ChecksumPolicy) -> Inspection:
-        """Check an entry twice before calling it corrupt: it may have been replaced meanwhile."""
+    def known(self, key: str, manifest: Mapping[str, JSONValue]) -> CacheEntry | None:
+        """The entry under ``key`` as ``manifest`` records it (a copy kept elsewhere).
+
+        Nothing is read: the files are checked when they are read, like any entry's.
+        None if ``manifest`` is not a manifest of this format for ``key``.
+        """
+        try:
+            parsed = Manifest.from_json(manifest, where=self.layout.entry(key))
+        except (ManifestError, CacheFormatError):
+            return None
+        if self.keys_are_fingerprints and parsed.fingerprint != key:
+            return None
+        lease = self.lease(key)
+        if lease.evicting():
+            lease.release()
+            return None
+        return CacheEntry(self.layout, key, parsed, lease, self.check_read)
+
+    def check_read(self, entry: CacheEntry, name: str) -> None:
+        """Before ``entry``'s file ``name`` is read: record the use, check the file.
+
+        Raises:
+            CacheEntryDamagedError: The entry is being evicted, or the file is
+                missing or damaged (the entry is then quarantined, with a warning).
+        """
+        manifest = entry._manifest  # pyright: ignore[reportPrivateUsage]
+        record = manifest.record(name)
+        assert record is not None
+        if not entry._lease.pin():  # pyright: ignore[reportPrivateUsage]
+            raise CacheEntryDamagedError(
+                f"The cache entry {entry.key!r} in {self.layout.storage.url!r} was evicted"
+                " while this process held it unread: it will be computed again."
+            )
+        problem = check_file(self.layout, entry.key, record, self.policy)
+        if problem is None:
+            return
+        judged = manifest.to_bytes()
+        if self._published_manifest(entry.key) != judged:
+            raise CacheEntryDamagedError(
+                f"The cache entry {entry.key!r} in {self.layout.storage.url!r} was removed or"
+                " replaced by another process while this one held it unread: it will be"
+                " read or computed again."
+            )
+        corrupt = Corrupt([problem], judged)
+        where = self.quarantine(entry.key, corrupt, warn=True)
+        raise CacheEntryDamagedError(
+            f"The cache entry {entry.key!r} in {self.layout.storage.url!r} is damaged"
+            f" ({problem}); it was moved to {where!r} and will be computed again."
+        )
+
+    def _published_manifest(self, key: str) -> bytes | None:
+        try:
+            return self.layout.storage.read_bytes(self.layout.entry_file(key, MANIFEST))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def inspect(self, key: str, policy: ChecksumPolicy, *, reading: bool = True) -> Inspection:
+        """Read an entry's manifest; check its files per ``policy``.
+
+        ``reading``: check every file as for a read; else only what a lookup checks
+        (`check_stamps`: stats, locally).
+
+        Checks twice before calling an entry corrupt: it may have been replaced meanwhile.
+        """
         previous: bytes | None = None
         problems: list[str] = []
         data = b""
@@ -75,7 +137,7 @@ class Reader:
             except ManifestError as error:
                 problems = [str(error)]
             else:
-                problems = self._problems(key, manifest, data, policy)
+                problems = self._problems(key, manifest, policy, reading)
                 if not problems:
                     return manifest, data
             if data == previous:
@@ -84,13 +146,15 @@ class Reader:
         return Corrupt(problems, data)
 
     def _problems(
-        self, key: str, manifest: Manifest, data: bytes, policy: ChecksumPolicy
+        self, key: str, manifest: Manifest, policy: ChecksumPolicy, reading: bool
     ) -> list[str]:
         if self.keys_are_fingerprints and manifest.fingerprint != key:
             return [f"manifest.json is for fingerprint {manifest.fingerprint!r}"]
-        return check_files(self.layout, key, manifest, data, policy)
+        if not reading:
+            return check_stamps(self.layout, key, manifest, policy)
+        return check_files(self.layout, key, manifest, policy)
 
-    def quarantine(self, key: str, corrupt: Corrupt, *, warn: bool) -> None:
+    def quarantine(self, key: str, corrupt: Corrupt, *, warn: bool) -> str | None:
         where = quarantine(self.layout, key, corrupt.manifest)
         if warn:
             warnings.warn(
@@ -101,3 +165,4 @@ class Reader:
                 CacheCorruptionWarning,
                 stacklevel=4,
             )
+        return where

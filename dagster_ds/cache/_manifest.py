@@ -86,6 +86,16 @@ class Manifest:
         value = parse_object(data)
         if value is None:
             raise ManifestError("manifest.json is not a JSON object")
+        return cls.from_json(value, where=where)
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, JSONValue], *, where: str) -> Manifest:
+        """Check a manifest already parsed (one embedded in another record, say).
+
+        Raises:
+            ManifestError: It is not a well-formed manifest.
+            CacheFormatError: It was written by a newer dagster_ds.
+        """
         version = value.get("format_version")
         if not isinstance(version, int) or isinstance(version, bool):
             raise ManifestError(f"manifest.json has no integer format_version: {version!r}")

@@ -13,7 +13,6 @@ from dagster_ds.cache._layout import MANIFEST
 from dagster_ds.cache._lookup import Reader
 from dagster_ds.cache._manifest import Manifest
 from dagster_ds.cache._removal import quarantine
-from dagster_ds.cache._usage import touch_last_used
 from dagster_ds.cache._verify import mark_verified
 from dagster_ds.errors import CacheError
 
@@ -31,9 +30,8 @@ def publish(reader: Reader, key: str, folder: str, manifest: Manifest, data: byt
         lease.release()
         layout.storage.remove_tree(folder)
         return existing
-    touch_last_used(layout, key)
-    mark_verified(layout, key, manifest, data)
-    return CacheEntry(layout, key, manifest, lease)
+    mark_verified(layout, key, manifest)
+    return CacheEntry(layout, key, manifest, lease, reader.check_read)
 
 
 def _publish_staged(reader: Reader, key: str, folder: str, data: bytes) -> CacheEntry | None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import enum
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from dagster_ds.cache._layout import MANIFEST, Layout, make_quarantine_name, make_tmp_name
-from dagster_ds.cache._leases import eviction_fence
+from dagster_ds.cache._leases import DEFAULT_FOREIGN_TTL, eviction_notice
 
 
 @dataclass(frozen=True)
@@ -57,14 +58,33 @@ def evict(layout: Layout, key: str, *, foreign_ttl: float, force: bool = False) 
 
     The caller holds the fingerprint's lock, so no writer publishes it meanwhile.
     """
-    with eviction_fence(layout, key, foreign_ttl=foreign_ttl) as readers:
-        if readers and not force:
-            return Eviction.IN_USE
-        taken = _take_out(layout, key)
-        if taken is None:
-            return Eviction.ABSENT
-        layout.storage.remove_tree(taken.moved_to or layout.entry(key))
-    return Eviction.EVICTED
+    return evict_many(layout, [key], foreign_ttl=foreign_ttl, force=force)[key]
+
+
+def evict_many(
+    layout: Layout,
+    keys: Collection[str],
+    *,
+    foreign_ttl: float = DEFAULT_FOREIGN_TTL,
+    force: bool = False,
+) -> dict[str, Eviction]:
+    """`evict` for several entries under one eviction notice (one scan of the usage records).
+
+    The caller holds every key's lock.
+    """
+    outcomes: dict[str, Eviction] = {}
+    with eviction_notice(layout, keys, foreign_ttl=foreign_ttl) as read:
+        for key in keys:
+            if key in read and not force:
+                outcomes[key] = Eviction.IN_USE
+                continue
+            taken = _take_out(layout, key)
+            if taken is None:
+                outcomes[key] = Eviction.ABSENT
+                continue
+            layout.storage.remove_tree(taken.moved_to or layout.entry(key))
+            outcomes[key] = Eviction.EVICTED
+    return outcomes
 
 
 def quarantine(layout: Layout, key: str, judged: bytes | None = None) -> str | None:

@@ -69,6 +69,18 @@ class Storage(abc.ABC):
     def replace_bytes(self, path: str, data: bytes) -> None:
         """Replace a whole file so that readers see the old or the new content, never a mix."""
 
+    def append_bytes(self, path: str, data: bytes) -> None:
+        """Add ``data`` at the end of a file (created if absent); not durable.
+
+        Local storage appends in one system call; elsewhere the file is read and
+        written again whole (an object store has no append).
+        """
+        try:
+            before = self.read_bytes(path)
+        except FileNotFoundError:
+            before = b""
+        self.write_bytes(path, before + data, durable=False)
+
     @abc.abstractmethod
     def open_write(self, path: str) -> io.BufferedIOBase:
         """A new file for writing (fails if it exists, where the storage can tell)."""
@@ -193,6 +205,15 @@ class LocalStorage(Storage):
         finally:
             os.close(descriptor)
         return True
+
+    def append_bytes(self, path: str, data: bytes) -> None:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
 
     def replace_bytes(self, path: str, data: bytes) -> None:
         temporary = f"{path}.tmp-{secrets.token_hex(6)}"
@@ -367,6 +388,10 @@ class FsspecStorage(Storage):
         file.flush()
 
     def open_read(self, path: str) -> io.BufferedIOBase:
+        if "memory" in _protocols(self._fs):
+            # fsspec's memory filesystem hands every reader the same file object (one
+            # position shared by all threads): each reader gets its own copy instead.
+            return io.BytesIO(cast(bytes, self._fs.cat_file(path)))
         return cast(io.BufferedIOBase, self._fs.open(path, "rb"))
 
     def _info(self, path: str) -> Mapping[str, object] | None:
@@ -528,3 +553,8 @@ def _from_fsspec(fs: Any, path: str, url: str, fsync: bool) -> Storage:
     if isinstance(fs, local.LocalFileSystem):
         return LocalStorage(path, url=url, fsync=fsync)
     return FsspecStorage(fs, path, url)
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)

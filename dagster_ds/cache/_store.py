@@ -26,7 +26,7 @@ from dagster_ds.cache._publish import publish
 from dagster_ds.cache._removal import Eviction, evict
 from dagster_ds.cache._storage import Storage, open_storage
 from dagster_ds.cache._switch import current_root, temporary_root
-from dagster_ds.cache._usage import EntryInfo, describe, read_manifest
+from dagster_ds.cache._usage import EntryInfo, describe_all, read_manifest
 from dagster_ds.cache._verify import CHECKSUM_POLICIES, ChecksumPolicy, VerifyReport
 from dagster_ds.cache._writer import EntryWriter
 from dagster_ds.errors import CacheLockTimeoutError
@@ -37,17 +37,21 @@ class CacheStore:
 
     Layout under the root (a local folder or any fsspec URL)::
 
-        objects/<fp[:2]>/<fp>/   data files, manifest.json (sizes, xxh3-128 checksums), last-used
+        objects/<fp[:2]>/<fp>/   data files, manifest.json (sizes, xxh3-128 checksums)
         tmp/                     entries being written (garbage if their writer died, removed
                                  by the next writer of that fingerprint on this host, or gc)
         quarantine/              corrupt entries, moved aside
-        locks/  leases/          per-fingerprint build locks, reader leases
+        locks/                   per-fingerprint build locks
+        usage/                   one usage record per process that read data, eviction notices
 
     Entries are written in ``tmp/`` and published atomically: one directory
     rename on local folders; on object stores manifest.json is written last
-    and nothing without it exists. Lookups verify sizes always and checksums
-    per ``checksums`` (see `ChecksumPolicy`); a corrupt entry is quarantined
-    with a `CacheCorruptionWarning` and reported as a miss.
+    and nothing without it exists. A lookup reads the manifest (and, locally,
+    stats the files); each file is checked when it is first read: its size
+    always, its checksum per ``checksums`` (see `ChecksumPolicy`). A corrupt
+    entry is quarantined with a `CacheCorruptionWarning`: a miss at lookup,
+    a `CacheEntryDamagedError` at read. Reading writes nothing per entry:
+    the process's usage record (see `ls`, `gc`) is written once.
 
     Args:
         root: Local path, ``file://`` or any fsspec URL (``s3://bucket/cache``,
@@ -56,20 +60,20 @@ class CacheStore:
             (`disable_caching`), a per-process temporary folder.
         storage_options: fsspec options for ``root`` (credentials, endpoint...).
         filesystem: An fsspec filesystem to use as is; ``root`` is then a path in it.
-        checksums: When lookups verify checksums: ``"first-use"`` (first lookup
-            in this process, and whenever a file changed), ``"always"``, or
-            ``"never"``. Sizes are always checked.
+        checksums: When a file's checksum is verified: ``"first-use"`` (its
+            first read in this process, and whenever it changed), ``"always"``
+            (every lookup and read), or ``"never"``. Sizes are always checked.
         lock_mode: ``"auto"`` / ``"flock"``: OS locks on local folders (released
-            by the kernel if a builder or reader dies), for build locks and
-            reader leases; ``"lease"``: heartbeat lease files and reader lease
-            files, for folders shared by several hosts. Object stores always
-            use lock records and lease files.
+            by the kernel if a builder dies), for build locks; ``"lease"``:
+            heartbeat lease files, for folders shared by several hosts. Object
+            stores always use lock records.
         lock_timeout: Seconds `get_or_create` waits for another builder of the
             same fingerprint; None waits as long as that builder is alive.
         stale_lock_timeout: Seconds after which a lease or lock record whose
             heartbeat stopped is broken.
-        foreign_lease_ttl: Seconds a reader lease from another host (whose
-            process cannot be checked) protects an entry from gc.
+        foreign_lease_ttl: Seconds a usage record from another host (whose
+            process cannot be checked) protects its entries from gc after it
+            was last written.
         random_names: Publish entries under random names, so lookups never
             hit (what caching off means). Implied when ``root`` is None and
             caching is disabled.
@@ -140,12 +144,7 @@ class CacheStore:
         self._stale_lock_timeout = stale_lock_timeout
         self._foreign_lease_ttl = foreign_lease_ttl
         self._random_names = random_names
-        self._reader = Reader(
-            self._layout,
-            checksums,
-            keys_are_fingerprints=not random_names,
-            byte_range_leases=lock_mode != "lease",
-        )
+        self._reader = Reader(self._layout, checksums, keys_are_fingerprints=not random_names)
 
     @property
     def root(self) -> str:
@@ -183,13 +182,14 @@ class CacheStore:
     # -- reading ---------------------------------------------------------------------------
 
     def lookup(self, fingerprint: str) -> CacheEntry | None:
-        """The complete, verified entry for ``fingerprint``, or None.
+        """The published entry for ``fingerprint``, or None: one read of its manifest.
 
-        Sizes are checked always, checksums per the store's ``checksums``
-        policy. A corrupt entry is moved to ``quarantine/`` with a
-        `CacheCorruptionWarning`, and None is returned so the caller
-        recomputes. A hit records the entry's last use and holds a reader
-        lease until the entry is closed.
+        Locally its files are also stat-ed: one of the wrong size, or rewritten
+        since the entry was published and failing its checksum, makes the entry
+        corrupt. A corrupt entry is moved to ``quarantine/`` with a
+        `CacheCorruptionWarning`, and None is returned so the caller recomputes.
+        Each file is checked again when read (see `CacheEntry`). The entry
+        holds a reader lease until it is closed; nothing is written.
 
         Raises:
             InvalidFingerprintError: ``fingerprint`` is not 32 lowercase hex characters.
@@ -228,6 +228,53 @@ class CacheStore:
         if read is None or read[0].fingerprint != key:
             return None
         return read[0]
+
+    def known_entry(self, key: str, manifest: Mapping[str, JSONValue]) -> CacheEntry | None:
+        """The entry under ``key`` as ``manifest`` (a copy of its `CacheEntry.manifest`) says.
+
+        Reads nothing: a record that embeds its entries' manifests (a stored
+        dataset, a transform's index) opens them all at the cost of its own read.
+        Each file is checked when it is read, as for `lookup`; an entry removed
+        meanwhile fails then with `CacheEntryDamagedError`. None if ``manifest``
+        is not a manifest for ``key`` (or caching is off).
+
+        Example:
+            >>> store = CacheStore("memory://known-doc")
+            >>> kept = store.get_or_create("7" * 32, lambda w: w.write_bytes("a", b"1")).manifest
+            >>> store.known_entry("7" * 32, kept).open("a").read()
+            b'1'
+        """
+        key = check_fingerprint(key)
+        if self._random_names:
+            return None
+        return self._reader.known(key, manifest)
+
+    def check_entries(self, entries: Collection[CacheEntry]) -> bool:
+        """Whether ``entries`` look intact without reading their data: a stat per file locally.
+
+        A file of the wrong size, missing, or rewritten since its entry was
+        published and failing its checksum: that entry is quarantined with a
+        `CacheCorruptionWarning` and False is returned. On object stores this
+        reads nothing and returns True: files are checked when read.
+
+        Example:
+            >>> store = CacheStore("memory://check-doc")
+            >>> store.check_entries([store.get_or_create("8" * 32, lambda w: None)])
+            True
+        """
+        intact = True
+        for entry in entries:
+            found = (
+                self._reader.inspect(entry.key, self._checksums, reading=False)
+                if self.is_local
+                else None
+            )
+            if isinstance(found, Corrupt):
+                self._reader.quarantine(entry.key, found, warn=True)
+                intact = False
+            elif found is None and self.is_local:
+                intact = False
+        return intact
 
     def entry_url(self, key: str) -> str:
         """Where the entry under ``key`` is (or would be), as a path or URL under `root`.
@@ -378,11 +425,7 @@ class CacheStore:
             >>> CacheStore("memory://ls-doc").ls()
             []
         """
-        infos = [
-            info
-            for key in self._layout.entry_keys()
-            if (info := describe(self._layout, key, foreign_ttl=self._foreign_lease_ttl))
-        ]
+        infos = describe_all(self._layout, foreign_ttl=self._foreign_lease_ttl)
         return sorted(infos, key=lambda info: (-info.last_used.timestamp(), info.fingerprint))
 
     def verify(self, fingerprint: str | None = None) -> VerifyReport:
@@ -407,7 +450,7 @@ class CacheStore:
                 continue
             lease = self._reader.lease(key)
             try:
-                found = self._reader.inspect(key, "always")
+                found = self._reader.inspect(key, "always") if lease.pin() else None
             finally:
                 lease.release()
             if isinstance(found, Corrupt):

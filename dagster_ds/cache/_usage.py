@@ -1,23 +1,21 @@
 """When an entry was last used, and the summary `CacheStore.ls` lists.
 
-Last use is a small sidecar file ``objects/<fp[:2]>/<fp>/last-used`` holding
-``time.time_ns()`` as text, rewritten at each lookup; the manifest itself is
-never rewritten. A sidecar that is missing or torn (a reader raced a rewrite)
-falls back to the entry's creation time, which only makes eviction a little
-less precise.
+Reading writes nothing per entry: last use comes from the usage records
+(`_leases`), one per process that read data, so it is as coarse as a process
+(or a run). An entry no record names was last used when it was created. A
+``last-used`` sidecar left by an earlier release still counts.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dagster_ds.cache._json import JSONValue
 from dagster_ds.cache._layout import LAST_USED, MANIFEST, Layout
-from dagster_ds.cache._leases import live_leases
+from dagster_ds.cache._leases import pinned_keys, usage_times
 from dagster_ds.cache._manifest import Manifest, ManifestError
 from dagster_ds.errors import CacheFormatError
 
@@ -31,7 +29,7 @@ class EntryInfo:
         size: Total size of its data files, in bytes.
         files: Names of its data files.
         created: When it was published (UTC).
-        last_used: When it was last looked up or created (UTC).
+        last_used: When a process last read it, or when it was created (UTC).
         in_use: Whether a live process holds it open (gc skips it).
         metadata: The metadata given when it was written.
 
@@ -49,16 +47,14 @@ class EntryInfo:
     metadata: dict[str, JSONValue]
 
 
-def touch_last_used(layout: Layout, key: str) -> None:
-    with contextlib.suppress(OSError):  # the entry may have been evicted meanwhile
-        data = str(time.time_ns()).encode()
-        layout.storage.write_bytes(layout.entry_file(key, LAST_USED), data, durable=False)
-
-
-def last_used_ns(layout: Layout, key: str, manifest: Manifest) -> int:
+def last_used_ns(layout: Layout, key: str, manifest: Manifest, times: dict[str, float]) -> int:
+    """When ``key`` was last read (``times``: `usage_times`), or created, in ns."""
+    used = int(manifest.created_at.timestamp() * 1e9)
+    if key in times:
+        used = max(used, int(times[key] * 1e9))
     with contextlib.suppress(OSError, ValueError):
-        return int(layout.storage.read_bytes(layout.entry_file(key, LAST_USED)).decode())
-    return int(manifest.created_at.timestamp() * 1e9)
+        used = max(used, int(layout.storage.read_bytes(layout.entry_file(key, LAST_USED)).decode()))
+    return used
 
 
 def read_manifest(layout: Layout, key: str) -> tuple[Manifest, bytes] | None:
@@ -70,26 +66,37 @@ def read_manifest(layout: Layout, key: str) -> tuple[Manifest, bytes] | None:
         return None
 
 
-def describe(layout: Layout, key: str, *, foreign_ttl: float) -> EntryInfo | None:
+def describe(
+    layout: Layout, key: str, *, times: dict[str, float], pinned: set[str]
+) -> EntryInfo | None:
+    """The `EntryInfo` of ``key`` (``times``: `usage_times`, ``pinned``: `pinned_keys`)."""
     read = read_manifest(layout, key)
     if read is None:
         return None
     manifest = read[0]
-    used = last_used_ns(layout, key, manifest)
+    used = last_used_ns(layout, key, manifest, times)
     return EntryInfo(
         fingerprint=manifest.fingerprint,
         size=manifest.size,
         files=tuple(record.name for record in manifest.files),
         created=manifest.created_at,
         last_used=datetime.datetime.fromtimestamp(used / 1e9, datetime.UTC),
-        in_use=live_leases(layout, key, foreign_ttl=foreign_ttl) > 0,
+        in_use=key in pinned,
         metadata=manifest.metadata,
     )
 
 
+def describe_all(layout: Layout, *, foreign_ttl: float) -> list[EntryInfo]:
+    """`describe` for every entry of the store."""
+    times, pinned = usage_times(layout), pinned_keys(layout, foreign_ttl=foreign_ttl)
+    infos = (describe(layout, key, times=times, pinned=pinned) for key in layout.entry_keys())
+    return [info for info in infos if info is not None]
+
+
 def scan(layout: Layout) -> Iterator[tuple[str, Manifest, int]]:
     """(key, manifest, last used in ns) of every published, readable entry."""
+    times = usage_times(layout)
     for key in layout.entry_keys():
         read = read_manifest(layout, key)
         if read is not None:
-            yield key, read[0], last_used_ns(layout, key, read[0])
+            yield key, read[0], last_used_ns(layout, key, read[0], times)

@@ -2,11 +2,12 @@
 
 `Dataset.push_to_hub`, `DatasetDict.push_to_hub`, `IterableDataset.push_to_hub`
 (streamed in bounded memory) and `IterableDatasetDict.push_to_hub` write Parquet
-shards and a dataset card in the anchor's layout (``data/<split>-XXXXX-of-YYYYY.parquet``,
-README.md with ``dataset_info`` and ``configs``), so ``datasets.load_dataset``
-reads them back. Unlike the anchor, a push is one commit however many files it
-has, a push of unchanged data (same fingerprint as recorded in the card) makes
-no commit, and the card records each split's fingerprint and lineage.
+files and a dataset card (README.md with ``dataset_info`` and ``configs``), so
+``datasets.load_dataset`` reads them back. Unlike the anchor, the files follow the
+dataset's shards and are named by content (``data/<split>-<rank>-<key>.parquet``),
+so a push uploads only the shards that changed; a push is one commit however
+many files it has, a push of unchanged data (same fingerprint as recorded in the
+card) makes no commit, and the card records each split's fingerprint and lineage.
 `dagster_ds.load_dataset` reads Hub repositories (``load_dataset("user/name")``,
 ``streaming=True`` too).
 

@@ -8,17 +8,21 @@ The order of a push:
    nothing was created);
 3. read the card at that commit: if every split's recorded fingerprint (and
    ``data_dir``, shard count and files) is the dataset's, stop: no commit;
-4. write each output shard to a temporary file and pre-upload it (LFS), the
-   shards of ``num_proc`` jobs in parallel; each file is deleted once uploaded;
-5. one ``create_commit`` with the new shards, the updated README.md and the
-   deletion of the split's old shards, with ``parent_commit`` set to the head
-   read in step 2. If someone committed in between, the card and file list are
-   read again and the commit retried with the same, already uploaded, shards.
+4. plan each changed split's files and name them by content (`_layout`): a file
+   already in the repository under its name is kept, neither written nor
+   uploaded; the others are written to temporary files and pre-uploaded (LFS),
+   the files of ``num_proc`` jobs in parallel; each is deleted once uploaded;
+5. one ``create_commit`` with the new files, the updated README.md and the
+   deletion of the split's files the new version does not use, with
+   ``parent_commit`` set to the head read in step 2. If someone committed in
+   between, the card and file list are read again and the commit retried with
+   the same, already uploaded, files (planned again if it deleted files kept).
 
 So readers see the old dataset or the new one, never a mix, whatever the number
 of files; a push killed before step 5 leaves the branch as it was, and the next
 push finds its blobs already on the Hub (the LFS batch answers "present"), since
-the same data gives byte-identical Parquet files.
+the same data gives byte-identical Parquet files. Appending one file to a dataset
+of many uploads one Parquet file, plus README.md.
 """
 
 from __future__ import annotations
@@ -28,26 +32,28 @@ import random
 import re
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dagster_ds.errors import InvalidArgumentError, RevisionNotFoundError
+from dagster_ds.errors import HubRequestError, InvalidArgumentError, RevisionNotFoundError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import LineageStep
 from dagster_ds.hub._card import CARD_FILE, Card, SplitRecord, records_match
 from dagster_ds.hub._client import REPO_TYPE, HubClient, check_repo_id
-from dagster_ds.hub._shards import SourceReader, plan_jobs
+from dagster_ds.hub._layout import Placement, place
+from dagster_ds.hub._shards import SourceReader, WrittenShard, plan_jobs
 from dagster_ds.hub._upload import Uploaded, UploadPlan, write_and_upload
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
-    pass
+    from huggingface_hub import CommitOperationAdd
 
 logger = logging.getLogger("dagster_ds.hub")
 
 _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 _COMMIT_ATTEMPTS = 8
+_REPLANS = 3
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,8 @@ class PushResult:
         pr_url: The pull request's address with ``create_pr=True``.
         fingerprints: Each split's fingerprint.
         num_rows: Each split's number of rows, where known.
-        files: The files the commit added (none when skipped).
+        files: The files the commit uploaded (none when skipped); files already on
+            the Hub under their content-named path are kept, not uploaded again.
         unchanged: The splits left as they were (all of them when skipped).
 
     Example:
@@ -76,7 +83,7 @@ class PushResult:
         >>> with LocalHubServer() as hub:
         ...     result = ds.push_to_hub("user/demo", endpoint=hub.endpoint)
         >>> result.skipped, result.files, len(result.commit_oid)
-        (False, ('data/train-00000-of-00001.parquet',), 40)
+        (False, ('data/train-0000010000-....parquet',), 40)
     """
 
     repo_id: str
@@ -102,17 +109,48 @@ class PushResult:
 
 
 @dataclass(frozen=True)
+class OutputFile:
+    """One Parquet file of a split to push, as planned before writing it.
+
+    Attributes:
+        key: Names the file's content (see `dagster_ds.hub._layout.file_key`).
+        num_rows: Its rows, when known before writing (then a file already on
+            the Hub is not written again).
+        num_bytes: Its rows' Arrow size, when known before writing.
+    """
+
+    key: str
+    num_rows: int | None = None
+    num_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class SplitLayout:
+    """A split's output files and how to read them.
+
+    Attributes:
+        files: The output files, in row order.
+        ranked: They follow the dataset's shards (ranked names), not a cut.
+        num_sources: How many source shards ``read`` accepts (`plan_jobs`).
+        read: Yields the Arrow tables of one source shard.
+    """
+
+    files: tuple[OutputFile, ...]
+    ranked: bool
+    num_sources: int
+    read: SourceReader
+
+
+@dataclass(frozen=True)
 class SplitSource:
-    """A split to push, read as ``num_sources`` source shards by ``read(i)``.
+    """A split to push; its files are planned (``layout()``) only if it changed.
 
     Attributes:
         name: The split name.
         fingerprint: The dataset's fingerprint.
         features: Its features.
         lineage: The transforms that made it.
-        num_sources: How many source shards ``read`` accepts.
-        read: Yields the Arrow tables of one source shard.
-        num_shards: How many output files to write.
+        layout: Plans the output files.
         requested_shards: The ``num_shards`` the caller asked for (None: default).
         workers: At most this many jobs at once (``num_proc``).
         processes: Run the jobs in processes (``read`` must pickle with dill)
@@ -123,12 +161,28 @@ class SplitSource:
     fingerprint: str
     features: Features
     lineage: tuple[LineageStep, ...]
-    num_sources: int
-    read: SourceReader
-    num_shards: int
+    layout: Callable[[], SplitLayout]
     requested_shards: int | None = None
     workers: int = 1
     processes: bool = False
+
+
+@dataclass(frozen=True)
+class _SplitPush:
+    """A changed split made ready to commit: its files named, the missing ones uploaded."""
+
+    source: SplitSource
+    layout: SplitLayout
+    placement: Placement
+    written: Mapping[int, WrittenShard]
+    uploads: Mapping[int, Uploaded]
+
+    @property
+    def operations(self) -> list[CommitOperationAdd]:
+        return [op for _, op in self.uploads.values()]
+
+    def kept_paths(self) -> list[str]:
+        return [self.placement.paths[index] for index in sorted(self.placement.kept)]
 
 
 @dataclass(frozen=True)
@@ -197,34 +251,49 @@ def push_splits(
     client = HubClient(target.endpoint, target.token)
     branch = target.revision or "main"
     names = tuple(source.name for source in sources)
+    fingerprints = {source.name: source.fingerprint for source in sources}
     with client.errors("push_to_hub", target.repo_id, target.revision, access="write"):
         repo_id = _ensure_repo(client, target)
-        head = client.api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha or ""
-        state = _read_state(client, repo_id, head, target.directory)
-        unchanged = tuple(source.name for source in sources if _is_unchanged(state, target, source))
-        fingerprints = {source.name: source.fingerprint for source in sources}
-        if len(unchanged) == len(sources):
-            return _skipped(client, repo_id, branch, head, state, target, names, fingerprints)
-        changed = [source for source in sources if source.name not in unchanged]
-        _check_card_update(state, target, changed, replace_splits)
-        with tempfile.TemporaryDirectory(prefix="dagster-ds-push-") as folder:
-            uploads = {
-                source.name: _write_and_upload(client, repo_id, target, source, folder)
-                for source in changed
-            }
-        info = _commit(
-            client, repo_id, target, (head, state), changed, uploads, unchanged, replace_splits
-        )
-    files = tuple(op.path_in_repo for ops in uploads.values() for _, op in ops)
-    num_rows = {name: sum(shard.num_rows for shard, _ in ops) for name, ops in uploads.items()}
+        for replan in range(_REPLANS):
+            head = client.api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha or ""
+            state = _read_state(client, repo_id, head, target.directory)
+            unchanged = tuple(s.name for s in sources if _is_unchanged(state, target, s))
+            if len(unchanged) == len(sources):
+                return _skipped(client, repo_id, branch, head, state, target, names, fingerprints)
+            changed = [source for source in sources if source.name not in unchanged]
+            _check_card_update(state, target, changed, replace_splits)
+            with tempfile.TemporaryDirectory(prefix="dagster-ds-push-") as folder:
+                pushes = [
+                    _prepare(client, repo_id, target, source, state, folder) for source in changed
+                ]
+            try:
+                info = _commit(
+                    client, repo_id, target, (head, state), pushes, unchanged, replace_splits
+                )
+                break
+            except _KeptFilesGone as gone:
+                if replan == _REPLANS - 1:
+                    raise HubRequestError(
+                        f"push_to_hub: {repo_id!r} kept changing during the push: files it "
+                        f"meant to keep, {gone.paths[:3]!r}, were deleted by other commits "
+                        f"{_REPLANS} times. Push again when other pushes are done."
+                    ) from gone
+                logger.info("push_to_hub: %s; planning the push again.", gone)
+        else:  # pragma: no cover
+            raise AssertionError("unreachable")
+    files = tuple(op.path_in_repo for push in pushes for op in push.operations)
+    num_rows = {push.source.name: _record(push, state.files).num_examples for push in pushes}
+    kept = sum(len(push.placement.kept) for push in pushes)
     logger.info(
-        "push_to_hub: %s config %r split(s) %s committed as %s on %s (%d file(s)%s).",
+        "push_to_hub: %s config %r split(s) %s committed as %s on %s (%d file(s) uploaded, %d "
+        "kept%s).",
         repo_id,
         target.config_name,
         list(names),
         info.oid,
         branch,
         len(files),
+        kept,
         f"; unchanged: {list(unchanged)}" if unchanged else "",
     )
     return PushResult(
@@ -241,6 +310,14 @@ def push_splits(
         files=files,
         unchanged=unchanged,
     )
+
+
+class _KeptFilesGone(Exception):
+    """Files the push meant to keep were deleted by a commit that landed first."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(f"{len(paths)} file(s) to keep were deleted meanwhile")
+        self.paths = paths
 
 
 # -- repository and state ---------------------------------------------------------
@@ -308,25 +385,22 @@ def _check_card_update(
     )
 
 
-def _shard_paths(data_dir: str, split: str, num_shards: int) -> list[str]:
-    return [f"{data_dir}/{split}-{i:05d}-of-{num_shards:05d}.parquet" for i in range(num_shards)]
-
-
 def _split_files(state: _HubState, data_dir: str, split: str) -> list[str]:
     return [path for path in state.files if path.startswith(f"{data_dir}/{split}-")]
 
 
 def _is_unchanged(state: _HubState, target: PushTarget, source: SplitSource) -> bool:
+    """Whether the card records the split's fingerprint with its files all there (no data read)."""
     recorded = state.card.pushed(target.config_name).get(source.name)
     directory = target.directory
     if not records_match(recorded, source.fingerprint, directory, source.requested_shards):
         return False
     assert recorded is not None
-    expected = _shard_paths(directory, source.name, int(recorded.get("num_shards") or 0))
+    count = int(recorded.get("num_shards") or 0)
     listed = state.card.data_files(target.config_name).get(source.name)
     return (
-        bool(expected)
-        and all(path in state.files for path in expected)
+        count > 0
+        and len(_split_files(state, directory, source.name)) == count
         and listed == [f"{directory}/{source.name}-*"]
     )
 
@@ -374,24 +448,40 @@ def _skipped(
 # -- shards -------------------------------------------------------------------------
 
 
-def _write_and_upload(
-    client: HubClient, repo_id: str, target: PushTarget, source: SplitSource, folder: str
-) -> list[Uploaded]:
-    """Write the split's shards and pre-upload them; the local files are gone on return."""
+def _prepare(
+    client: HubClient,
+    repo_id: str,
+    target: PushTarget,
+    source: SplitSource,
+    state: _HubState,
+    folder: str,
+) -> _SplitPush:
+    """Plan and name the split's files; write and pre-upload those not on the Hub yet."""
+    layout = source.layout()
+    keys = [planned.key for planned in layout.files]
+    placement = place(state.files, target.directory, source.name, keys, ranked=layout.ranked)
+    jobs = [
+        job
+        for job in plan_jobs(layout.num_sources, len(layout.files))
+        if not all(
+            index in placement.kept and layout.files[index].num_rows is not None
+            for index in job.outputs
+        )
+    ]
     plan = UploadPlan(
         repo_id=repo_id,
         endpoint=client.endpoint,
         token=target.token,
         revision=target.revision,
         create_pr=target.create_pr,
-        paths=_shard_paths(target.directory, source.name, source.num_shards),
+        paths=placement.paths,
         schema=source.features.arrow_schema,
         folder=tempfile.mkdtemp(prefix=f"{source.name}-", dir=folder),
-        read=source.read,
+        read=layout.read,
     )
-    jobs = plan_jobs(source.num_sources, source.num_shards)
-    with progress_bar(source.num_shards, f"Pushing {source.name}", unit=" shards") as bar:
-        return write_and_upload(
+    total = sum(len(job.outputs) for job in jobs)
+    with progress_bar(total, f"Pushing {source.name}", unit=" shards") as bar:
+        uploaded = write_and_upload(
             plan,
             jobs,
             source.workers,
@@ -399,6 +489,11 @@ def _write_and_upload(
             client=client,
             on_progress=bar.update,
         )
+    written = {shard.index: shard for shard, _ in uploaded}
+    uploads = {
+        shard.index: (shard, op) for shard, op in uploaded if shard.index not in placement.kept
+    }
+    return _SplitPush(source, layout, placement, written, uploads)
 
 
 # -- the commit ----------------------------------------------------------------------
@@ -409,20 +504,27 @@ def _commit(
     repo_id: str,
     target: PushTarget,
     start: tuple[str, _HubState],
-    changed: Sequence[SplitSource],
-    uploads: Mapping[str, list[Uploaded]],
+    pushes: Sequence[_SplitPush],
     unchanged: Sequence[str],
     replace_splits: bool,
 ) -> Any:
-    """One commit of every upload, the card and the deletions; retried if the branch moved."""
+    """One commit of every upload, the card and the deletions; retried if the branch moved.
+
+    Raises:
+        _KeptFilesGone: a commit that landed first deleted files this one keeps.
+    """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     branch = target.revision or "main"
     directory = target.directory
-    new_paths = {op.path_in_repo for ops in uploads.values() for _, op in ops}
+    changed = [push.source for push in pushes]
+    new_paths = {path for push in pushes for path in push.placement.paths}
     head, state = start
     for attempt in _attempts():
-        records = [_record(source, uploads[source.name]) for source in changed]
+        gone = [path for push in pushes for path in push.kept_paths() if path not in state.files]
+        if gone:
+            raise _KeptFilesGone(gone)
+        records = [_record(push, state.files) for push in pushes]
         if replace_splits:
             kept = [path for name in unchanged for path in _split_files(state, directory, name)]
             records += [_carried(state, target.config_name, directory, name) for name in unchanged]
@@ -450,7 +552,7 @@ def _commit(
             repo_files=state.repo_files,
         )
         operations = [
-            *(op for ops in uploads.values() for _, op in ops),
+            *(op for push in pushes for op in push.operations),
             CommitOperationAdd(CARD_FILE, card.render().encode("utf-8")),
             *(CommitOperationDelete(path) for path in stale),
         ]
@@ -510,15 +612,28 @@ def _branch_moved(error: Exception) -> bool:
     return False
 
 
-def _record(source: SplitSource, uploaded: Sequence[Uploaded]) -> SplitRecord:
+def _record(push: _SplitPush, sizes: Mapping[str, int]) -> SplitRecord:
+    """The split's card record: rows and Arrow bytes as planned (or written), files' sizes."""
+    num_rows = num_bytes = uploaded = 0
+    for index, planned in enumerate(push.layout.files):
+        written = push.written.get(index)
+        if written is None:  # kept, not written: planned sizes are known
+            assert planned.num_rows is not None
+            num_rows += planned.num_rows
+            num_bytes += planned.num_bytes or 0
+            uploaded += sizes[push.placement.paths[index]]
+            continue
+        num_rows += planned.num_rows if planned.num_rows is not None else written.num_rows
+        num_bytes += planned.num_bytes if planned.num_bytes is not None else written.num_bytes
+        uploaded += written.size
     return SplitRecord(
-        name=source.name,
-        num_examples=sum(shard.num_rows for shard, _ in uploaded),
-        num_bytes=sum(shard.num_bytes for shard, _ in uploaded),
-        uploaded_bytes=sum(shard.size for shard, _ in uploaded),
-        fingerprint=source.fingerprint,
-        lineage=source.lineage,
-        num_shards=source.num_shards,
+        name=push.source.name,
+        num_examples=num_rows,
+        num_bytes=num_bytes,
+        uploaded_bytes=uploaded,
+        fingerprint=push.source.fingerprint,
+        lineage=push.source.lineage,
+        num_shards=len(push.layout.files),
     )
 
 

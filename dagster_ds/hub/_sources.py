@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -11,14 +11,49 @@ from dagster_ds.cache import parse_size
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import LineageStep
+from dagster_ds.hub._layout import file_key
 from dagster_ds.hub._push import (
+    OutputFile,
     PushResult,
     PushTarget,
+    SplitLayout,
     SplitSource,
     check_push_arguments,
     push_splits,
 )
 from dagster_ds.hub._shards import split_evenly
+
+
+class _Shard(Protocol):
+    """What a push reads of one shard of a map-style dataset (`dagster_ds.arrow.Shard`)."""
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def num_rows(self) -> int:
+        """Rows the shard holds (after its row positions, if any)."""
+        ...
+
+    @property
+    def table_rows(self) -> int:
+        """Rows of its table, without opening it."""
+        ...
+
+    @property
+    def table(self) -> pa.Table:
+        """Its table, opened now if it was not."""
+        ...
+
+    @property
+    def table_entry(self) -> _Sized | None:
+        """The cache entry holding its whole table, if any."""
+        ...
+
+
+class _Sized(Protocol):
+    @property
+    def size(self) -> int: ...
 
 
 class MapStyleSplit(Protocol):
@@ -49,6 +84,16 @@ class MapStyleSplit(Protocol):
         """The whole Arrow table (before any indices mapping)."""
         ...
 
+    @property
+    def _shards(self) -> Sequence[_Shard]:
+        """The shards the rows are made of, in order."""
+        ...
+
+    @property
+    def _mapping(self) -> pa.Array | None:
+        """The indices mapping over the shards' rows (None: none)."""
+        ...
+
     def __len__(self) -> int:
         """The number of rows."""
         ...
@@ -71,41 +116,106 @@ def dataset_source(
     max_shard_size: int | str | None,
     num_proc: int | None,
 ) -> SplitSource:
-    """A map-style dataset as ``num_shards`` contiguous row ranges (the anchor's sharding).
+    """A map-style dataset as output files of contiguous rows (planned when it is pushed).
 
-    Without ``num_shards``, the count is the dataset's Arrow size over
-    ``max_shard_size`` (500 MiB by default) plus one, and at least ``num_proc``.
+    Without ``num_shards`` or ``max_shard_size``, a dataset read through no
+    indices mapping gets a file per shard (an empty shard none; a shard over
+    500 MiB of Arrow data is cut in even parts), each keyed by the shard's
+    fingerprint, so a shard already on the Hub is not written again. Otherwise
+    the rows are cut as the anchor does: ``num_shards`` files, or the Arrow size
+    over ``max_shard_size`` (500 MiB by default) plus one, at least ``num_proc``.
     """
-    rows = len(dataset)
-    table = dataset.data
-    nbytes = table.nbytes * rows // table.num_rows if table.num_rows else 0
-    count = num_shards
-    if count is None:
-        limit = parse_size(max_shard_size) if max_shard_size is not None else DEFAULT_MAX_SHARD_SIZE
-        if limit <= 0:
-            raise InvalidArgumentError(
-                f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
-            )
-        count = max(int(nbytes / limit) + 1, num_proc or 1)
-    row_bytes = max(nbytes // rows, 1) if rows else 1
-    batch_rows = max(1, min(_BATCH_BYTES // row_bytes, _MAX_BATCH_ROWS))
+    limit = parse_size(max_shard_size) if max_shard_size is not None else DEFAULT_MAX_SHARD_SIZE
+    if limit <= 0:
+        raise InvalidArgumentError(
+            f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
+        )
+    follow = num_shards is None and max_shard_size is None and dataset._mapping is None  # pyright: ignore[reportPrivateUsage]
 
-    def read(index: int) -> Iterator[pa.Table]:
-        start, stop = split_evenly(rows, count, index)
-        for offset in range(start, stop, batch_rows):
-            yield dataset._read(slice(offset, min(offset + batch_rows, stop)))  # pyright: ignore[reportPrivateUsage]
+    def layout() -> SplitLayout:
+        schema = dataset.features.arrow_schema.serialize().to_pybytes()
+        if follow:
+            ranges, keys, sizes = _shard_pieces(dataset, schema, limit)
+        else:
+            ranges, keys, sizes = _cut(dataset, schema, num_shards, limit, num_proc)
+        return _map_style_layout(dataset, ranges, keys, sizes, ranked=follow)
 
     return SplitSource(
         name=split,
         fingerprint=dataset.fingerprint,
         features=dataset.features,
         lineage=dataset.lineage,
-        num_sources=count,
-        read=read,
-        num_shards=count,
+        layout=layout,
         requested_shards=num_shards,
         workers=num_proc or 1,
     )
+
+
+_Pieces = tuple[list[tuple[int, int]], list[str], list[int]]
+
+
+def _shard_pieces(dataset: MapStyleSplit, schema: bytes, limit: int) -> _Pieces:
+    """Row ranges, keys and Arrow sizes of the files following ``dataset``'s shards."""
+    ranges: list[tuple[int, int]] = []
+    keys: list[str] = []
+    sizes: list[int] = []
+    start = 0
+    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
+        rows = shard.num_rows
+        if not rows:
+            continue
+        # The entry's size when there is one: the table is not opened (nor read) for it.
+        whole = shard.table_entry.size if shard.table_entry is not None else shard.table.nbytes
+        nbytes = whole * rows // max(shard.table_rows, 1)
+        parts = int(nbytes / limit) + 1
+        for part in range(parts):
+            low, high = split_evenly(rows, parts, part)
+            ranges.append((start + low, start + high))
+            keys.append(file_key(shard.fingerprint, f"{part}/{parts}", schema))
+            sizes.append(nbytes * (high - low) // rows)
+        start += rows
+    if not ranges:  # no rows: one empty file, as the anchor writes
+        return [(0, 0)], [file_key(dataset.fingerprint, "empty", schema)], [0]
+    return ranges, keys, sizes
+
+
+def _cut(
+    dataset: MapStyleSplit, schema: bytes, num_shards: int | None, limit: int, num_proc: int | None
+) -> _Pieces:
+    """Row ranges, keys and Arrow sizes of the anchor's cut into ``num_shards`` even parts."""
+    rows = len(dataset)
+    table = dataset.data
+    nbytes = table.nbytes * rows // table.num_rows if table.num_rows else 0
+    count = num_shards if num_shards is not None else max(int(nbytes / limit) + 1, num_proc or 1)
+    ranges = [split_evenly(rows, count, i) for i in range(count)]
+    keys = [file_key(dataset.fingerprint, f"{i}/{count}", schema) for i in range(count)]
+    sizes = [nbytes * (high - low) // rows if rows else 0 for low, high in ranges]
+    return ranges, keys, sizes
+
+
+def _map_style_layout(
+    dataset: MapStyleSplit,
+    ranges: list[tuple[int, int]],
+    keys: list[str],
+    sizes: list[int],
+    *,
+    ranked: bool,
+) -> SplitLayout:
+    rows = len(dataset)
+    nbytes = sum(sizes)
+    row_bytes = max(nbytes // rows, 1) if rows else 1
+    batch_rows = max(1, min(_BATCH_BYTES // row_bytes, _MAX_BATCH_ROWS))
+
+    def read(index: int) -> Iterator[pa.Table]:
+        start, stop = ranges[index]
+        for offset in range(start, stop, batch_rows):
+            yield dataset._read(slice(offset, min(offset + batch_rows, stop)))  # pyright: ignore[reportPrivateUsage]
+
+    files = tuple(
+        OutputFile(key, high - low, size)
+        for key, (low, high), size in zip(keys, ranges, sizes, strict=True)
+    )
+    return SplitLayout(files=files, ranked=ranked, num_sources=len(files), read=read)
 
 
 def iterable_source(
@@ -120,31 +230,39 @@ def iterable_source(
     ``num_shards`` defaults to the dataset's number of shards; with
     ``max_shard_size`` the stream is read once first to measure it (as the
     anchor does). More output shards than source shards are filled round robin.
+    The files are keyed by the stream's fingerprint and their place in the cut.
     """
+    limit = parse_size(max_shard_size) if max_shard_size is not None else None
+    if limit is not None and limit <= 0:
+        raise InvalidArgumentError(
+            f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
+        )
     features = dataset.features
     if features is None:
         features = _first_schema_features(dataset)
     sources = int(dataset.num_shards)
-    count = num_shards
-    if count is None and max_shard_size is not None:
-        limit = parse_size(max_shard_size)
-        if limit <= 0:
-            raise InvalidArgumentError(
-                f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
-            )
-        nbytes = sum(table.nbytes for table in _arrow_batches(dataset))
-        count = max(int(nbytes / limit) + 1, num_proc or 1)
-    if count is None:
-        count = max(sources, 1)
+
+    def layout() -> SplitLayout:
+        count = num_shards
+        if count is None and limit is not None:
+            nbytes = sum(table.nbytes for table in _arrow_batches(dataset))
+            count = max(int(nbytes / limit) + 1, num_proc or 1)
+        if count is None:
+            count = max(sources, 1)
+        schema = features.arrow_schema.serialize().to_pybytes()
+        files = tuple(
+            OutputFile(file_key(dataset.fingerprint, f"{i}/{count}", schema)) for i in range(count)
+        )
+        return SplitLayout(
+            files=files, ranked=False, num_sources=sources, read=_StreamReader(dataset, sources)
+        )
 
     return SplitSource(
         name=split,
         fingerprint=dataset.fingerprint,
         features=features,
         lineage=tuple(getattr(dataset, "lineage", ())),
-        num_sources=sources,
-        read=_StreamReader(dataset, sources),
-        num_shards=count,
+        layout=layout,
         requested_shards=num_shards,
         workers=num_proc or 1,
         processes=(num_proc or 1) > 1,

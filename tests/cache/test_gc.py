@@ -28,8 +28,13 @@ def _write(store: CacheStore, number: int) -> str:
 def test_gc_evicts_least_recently_used_first(root: str) -> None:
     store = CacheStore(root)
     a, b, c = (_write(store, n) for n in (1, 2, 3))
-    used = store.lookup(a)  # a is now the most recently used
+    looked_up = store.lookup(b)  # a lookup alone is no use: it writes nothing
+    assert looked_up is not None
+    looked_up.close()
+    used = store.lookup(a)
     assert used is not None
+    with used.open("data-00000-of-00001.arrow") as file:  # a read: a is now the most recent
+        file.read()
     used.close()
     assert [info.fingerprint for info in store.ls()] == [a, c, b]
     report = store.gc(max_size_bytes=2 * SIZE)
@@ -88,8 +93,8 @@ def _hold(spec: str, fp: str, lock_mode: str = "auto") -> subprocess.Popen[str]:
 def test_gc_skips_entries_other_processes_hold_until_they_exit(
     tmp_path: Path, readers: str, collector: str
 ) -> None:
-    # Readers lease entries with byte-range locks (lock_mode "auto") or lease files
-    # ("lease"); a collector of either kind sees both.
+    # Readers record what they read in one usage record per process, whatever the
+    # lock mode (which only picks the build locks); a collector of either mode sees them.
     spec = str(tmp_path / "cache")
     store = CacheStore(spec, lock_mode="lease" if collector == "lease" else "auto")
     a, b, c = (_write(store, n) for n in (1, 2, 3))
@@ -99,8 +104,8 @@ def test_gc_skips_entries_other_processes_hold_until_they_exit(
         assert report.evicted == (c,)
         assert set(report.in_use) == {a, b}
         assert {info.fingerprint for info in store.ls() if info.in_use} == {a, b}
-        # One exits normally (its lease is removed at exit), one is killed -9 (its lease
-        # stays on disk, but its process is gone): neither protects its entry any more.
+        # One exits normally (its record is marked ended at exit), one is killed -9 (its
+        # record stays as it was, but its process is gone): neither protects its entry.
         exits.communicate("", timeout=30)
         assert exits.returncode == 0
         killed.send_signal(signal.SIGKILL)
@@ -112,7 +117,8 @@ def test_gc_skips_entries_other_processes_hold_until_they_exit(
         for holder in (exits, killed):
             holder.kill()
             holder.communicate()
-    assert os.listdir(tmp_path / "cache" / "leases" / "00") == []
+    records = set(os.listdir(tmp_path / "cache" / "usage")) - {"evicting", "last-used.json"}
+    assert all(f"-{os.getpid()}-" in name for name in records)  # gc folded the others
 
 
 def test_gc_removes_dead_writers_garbage_and_old_quarantine(tmp_path: Path) -> None:

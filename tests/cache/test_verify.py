@@ -1,4 +1,8 @@
-"""Corrupt entries: detected (sizes always, checksums per policy), quarantined, recomputed."""
+"""Corrupt entries: detected (sizes always, checksums per policy), quarantined, recomputed.
+
+A lookup reads the manifest; locally it also stats the files (a file rewritten
+since publication is checksummed then). Object stores check a file when it is read.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import pytest
 from fsspec.core import url_to_fs
 
 from dagster_ds.cache import CacheCorruptionWarning, CacheStore, ChecksumPolicy
-from dagster_ds.errors import CacheFormatError, DagsterDsWarning
+from dagster_ds.errors import CacheEntryDamagedError, CacheFormatError, DagsterDsWarning
 
 from .conftest import fingerprint
 
@@ -50,6 +54,19 @@ def _entry_path(fp: str, name: str = DATA) -> str:
     return f"objects/{fp[:2]}/{fp}/{name}"
 
 
+def _missed_as_damaged(store: CacheStore, fp: str, name: str = DATA) -> None:
+    """The damaged entry ``fp`` is a miss: at lookup locally, at the file's first read elsewhere."""
+    if store.is_local:
+        assert store.lookup(fp) is None
+        return
+    entry = store.lookup(fp)  # the manifest alone (checksums="always": every file)
+    if entry is None:
+        return
+    with pytest.raises(CacheEntryDamagedError, match="damaged"):
+        entry.open(name)
+    assert store.lookup(fp) is None
+
+
 @pytest.mark.parametrize("change", ["truncate", "flip"])
 def test_a_damaged_file_is_detected_quarantined_and_reported_as_a_miss(
     root: str, change: str
@@ -58,7 +75,7 @@ def test_a_damaged_file_is_detected_quarantined_and_reported_as_a_miss(
     fp = _write(store)
     _rewrite(root, _entry_path(fp), change)
     with pytest.warns(CacheCorruptionWarning, match=rf"{fp}.*is corrupt.*{DATA}") as caught:
-        assert store.lookup(fp) is None
+        _missed_as_damaged(store, fp)
     message = str(caught[0].message)
     assert ("bytes, the manifest says" if change == "truncate" else "checksum") in message
     assert "quarantine" in message
@@ -76,7 +93,8 @@ def test_get_or_create_recomputes_a_corrupt_entry(root: str) -> None:
     fp = _write(store)
     _rewrite(root, _entry_path(fp), "flip")
     with pytest.warns(CacheCorruptionWarning):
-        entry = store.get_or_create(fp, lambda w: w.write_bytes(DATA, PAYLOAD))
+        _missed_as_damaged(store, fp)
+    entry = store.get_or_create(fp, lambda w: w.write_bytes(DATA, PAYLOAD))
     with entry.open(DATA) as file:
         assert file.read() == PAYLOAD
     assert CacheStore(root, checksums="always").verify().ok
@@ -88,17 +106,21 @@ def test_get_or_create_recomputes_a_corrupt_entry(root: str) -> None:
 def test_checksum_policy(root: str, policy: ChecksumPolicy, flip_detected: bool) -> None:
     store = CacheStore(root, checksums=policy)
     fp = _write(store)
-    entry = store.lookup(fp)  # verified (first use) and fine
+    entry = store.lookup(fp)
     assert entry is not None
+    with entry.open(DATA) as file:  # verified (first use) and fine
+        file.read()
     entry.close()
     _rewrite(root, _entry_path(fp), "flip")
     if flip_detected:
         # "first-use" re-checks because the file changed since it was checked.
         with pytest.warns(CacheCorruptionWarning):
-            assert store.lookup(fp) is None
+            _missed_as_damaged(store, fp)
     else:
         entry = store.lookup(fp)  # sizes only: a same-size flip is not seen...
         assert entry is not None
+        with entry.open(DATA) as file:
+            file.read()
         entry.close()
         report = store.verify()  # ...but verify() reads every byte
         assert not report.ok
@@ -111,7 +133,7 @@ def test_a_truncated_file_is_caught_even_without_checksums(root: str) -> None:
     fp = _write(store)
     _rewrite(root, _entry_path(fp, "data-extra.arrow"), "truncate")
     with pytest.warns(CacheCorruptionWarning, match="data-extra.arrow has 5 bytes"):
-        assert store.lookup(fp) is None
+        _missed_as_damaged(store, fp, "data-extra.arrow")
 
 
 def test_another_process_verifies_on_first_use(tmp_path: Path) -> None:
@@ -206,7 +228,7 @@ def test_manifest_reads_what_an_entry_records_without_vouching_for_its_data(root
     assert not fs.exists(f"{base}/quarantine")  # a report, not a check: lookup checks
     assert {info.fingerprint: info.last_used for info in store.ls()} == used  # not a use
     with pytest.warns(CacheCorruptionWarning):
-        assert store.lookup(fp) is None
+        _missed_as_damaged(store, fp)
     assert store.manifest(fp) is None
 
 

@@ -12,14 +12,26 @@ from typing import Any
 from dagster_ds import DatasetDict, load_dataset
 from dagster_ds.testing import LocalHubServer
 from tests.hub.conftest import Oracle
-from tests.hub.test_push import data_files, make, push_configs
+from tests.hub.test_push import SHARD_FILE, data_files, make, matches, push_configs
+from tests.hub.test_push_incremental import load, write_file
 from tests.hub.test_push_streaming import mapped_stream, shard_rows
 
 
 def test_ours_and_the_anchor_read_what_we_push(
-    local_hub: LocalHubServer, hub_api: Any, oracle: Oracle, hf_cache: Path
+    local_hub: LocalHubServer, hub_api: Any, oracle: Oracle, hf_cache: Path, tmp_path: Path
 ) -> None:
     endpoint = local_hub.endpoint
+    # A file per shard, ranked in row order: a file inserted between two others and one
+    # appended after a first push are read in place.
+    source = tmp_path / "source"
+    source.mkdir()
+    for number in (0, 1, 2, 4):
+        write_file(source, number)
+    load(source).push_to_hub("user/appended", endpoint=endpoint)
+    write_file(source, 3)
+    write_file(source, 5)
+    appended = load(source)
+    assert len(appended.push_to_hub("user/appended", endpoint=endpoint).files) == 2
     ds = make(25).map(lambda x: {"n": len(x["tokens"])}).filter(lambda x: x["n"] != 2)
     ds.push_to_hub("user/rt", num_shards=3, endpoint=endpoint)
     configs = push_configs("user/multi", endpoint)
@@ -27,9 +39,14 @@ def test_ours_and_the_anchor_read_what_we_push(
     stream.push_to_hub("user/stream", num_shards=5, endpoint=endpoint)
 
     anchor = oracle(
-        ("user/rt", None), ("user/multi", "en"), ("user/multi", "fr"), ("user/stream", None)
+        ("user/rt", None),
+        ("user/multi", "en"),
+        ("user/multi", "fr"),
+        ("user/stream", None),
+        ("user/appended", None),
     )
 
+    assert anchor["user/appended:None"]["train"]["rows"] == appended.to_list()
     assert list(anchor["user/rt:None"]) == ["train"]
     assert anchor["user/rt:None"]["train"]["rows"] == ds.to_list()
     assert anchor["user/rt:None"]["train"]["features"] == ds.features.to_dict()
@@ -50,9 +67,7 @@ def test_ours_and_the_anchor_read_what_we_push(
 
     # A DatasetDict push replaces its config's splits (as the anchor's does); others stay.
     DatasetDict({"train": make(1)}).push_to_hub("user/multi", "en", endpoint=endpoint)
-    assert data_files(hub_api, "user/multi") == [
-        "en/train-00000-of-00001.parquet",
-        "fr/train-00000-of-00001.parquet",
-    ]
+    files = data_files(hub_api, "user/multi")
+    assert matches(files, [SHARD_FILE.replace("data/", "en/"), SHARD_FILE.replace("data/", "fr/")])
     assert sorted(load_dataset("user/multi", "en", endpoint=endpoint)) == ["train"]
     assert load_dataset("user/multi", "fr", endpoint=endpoint)["train"].num_rows == 4

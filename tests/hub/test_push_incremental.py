@@ -1,0 +1,123 @@
+"""A push uploads what changed: the Hub's files follow the dataset's shards, named by content."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dagster_ds import Dataset, load_dataset
+from dagster_ds.testing import LocalHubServer
+from tests.hub.test_push import commits, cut_files, make, matches
+
+ROWS_PER_FILE = 20
+
+
+def write_file(folder: Path, number: int, *, offset: int = 0) -> None:
+    rows = [{"id": number * ROWS_PER_FILE + i + offset, "text": f"file {number} row {i}"}
+            for i in range(ROWS_PER_FILE)]  # fmt: skip
+    (folder / f"part-{number:04d}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def load(folder: Path) -> Dataset:
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    return load_dataset("json", data_files=files, split="train")
+
+
+def data_blobs(hub_api: Any, repo_id: str) -> dict[str, str]:
+    """The repository's Parquet files: path to the sha256 of the content."""
+    tree = hub_api.list_repo_tree(repo_id, recursive=True, repo_type="dataset")
+    return {e.path: e.lfs.sha256 for e in tree if e.path.endswith(".parquet")}
+
+
+@pytest.fixture
+def hundred_files(tmp_path: Path) -> Path:
+    folder = tmp_path / "source"
+    folder.mkdir()
+    for number in range(100):
+        write_file(folder, number)
+    return folder
+
+
+def test_appending_one_of_100_files_uploads_one_file(
+    local_hub: LocalHubServer, hub_api: Any, hundred_files: Path
+) -> None:
+    endpoint = local_hub.endpoint
+    first = load(hundred_files)
+    first.push_to_hub("user/grow", endpoint=endpoint)
+    before = data_blobs(hub_api, "user/grow")
+    assert len(before) == 100  # a file per shard
+
+    write_file(hundred_files, 100)
+    appended = load(hundred_files)
+    result = appended.push_to_hub("user/grow", endpoint=endpoint)
+
+    after = data_blobs(hub_api, "user/grow")
+    added = {path for path, blob in after.items() if before.get(path) != blob}
+    assert len(added) == 1
+    assert set(result.files) == added
+    assert set(before) <= set(after)  # every old file kept, none re-uploaded
+    assert result.num_rows == {"train": 101 * ROWS_PER_FILE}
+    ours = load_dataset("user/grow", split="train", endpoint=endpoint)
+    assert ours.to_list() == appended.to_list()
+
+
+def test_a_changed_middle_file_replaces_only_its_own_file_in_the_same_commit(
+    local_hub: LocalHubServer, hub_api: Any, hundred_files: Path
+) -> None:
+    endpoint = local_hub.endpoint
+    load(hundred_files).push_to_hub("user/edit", endpoint=endpoint)
+    before = data_blobs(hub_api, "user/edit")
+    count = commits(hub_api, "user/edit")
+
+    write_file(hundred_files, 50, offset=10_000)
+    (hundred_files / "part-0007.jsonl").unlink()
+    edited = load(hundred_files)
+    result = edited.push_to_hub("user/edit", endpoint=endpoint)
+
+    after = data_blobs(hub_api, "user/edit")
+    assert commits(hub_api, "user/edit") == count + 1
+    assert len(result.files) == 1
+    assert len(set(before) - set(after)) == 2  # the old file 50 and the removed file 7
+    assert len(after) == 99
+    ours = load_dataset("user/edit", split="train", endpoint=endpoint)
+    assert ours.to_list() == edited.to_list()
+
+
+def test_an_unchanged_push_of_many_shards_makes_no_commit(
+    local_hub: LocalHubServer, hub_api: Any, hundred_files: Path
+) -> None:
+    endpoint = local_hub.endpoint
+    load(hundred_files).push_to_hub("user/same", endpoint=endpoint)
+    count = commits(hub_api, "user/same")
+
+    again = load(hundred_files).push_to_hub("user/same", endpoint=endpoint)
+
+    assert again.skipped
+    assert again.files == ()
+    assert commits(hub_api, "user/same") == count
+
+
+def test_a_cut_already_on_the_hub_is_not_uploaded_again(
+    local_hub: LocalHubServer, hub_api: Any, tmp_path: Path
+) -> None:
+    endpoint = local_hub.endpoint
+    ds = make(30)
+    ds.push_to_hub("user/cut", num_shards=3, endpoint=endpoint)
+    before = data_blobs(hub_api, "user/cut")
+    assert matches(sorted(before), cut_files("train", 3))
+    # The card loses its record of what was pushed: the fingerprint no longer skips the push.
+    card = tmp_path / "README.md"
+    card.write_text("---\nlicense: mit\n---\n")
+    hub_api.upload_file(
+        path_or_fileobj=str(card), path_in_repo="README.md", repo_id="user/cut", repo_type="dataset"
+    )
+
+    result = ds.push_to_hub("user/cut", num_shards=3, endpoint=endpoint)
+
+    assert not result.skipped
+    assert result.files == ()
+    assert data_blobs(hub_api, "user/cut") == before
+    assert load_dataset("user/cut", split="train", endpoint=endpoint).to_list() == ds.to_list()
