@@ -397,7 +397,9 @@ def memory_scenario(gigabytes: float, work: Path, s3: _S3) -> list[Figures]:
 def _progress(run: Figures) -> None:
     where = run.get("files") or _bytes(run.get("source_bytes", 0))
     what = "/".join(str(run[key]) for key in ("pipeline", "phase", "store") if key in run)
-    extra = f" requests {run['requests']['total']}" if "requests" in run else ""
+    requests = run.get("requests", {})
+    extra = f" requests {requests['total']}" if requests else ""
+    extra += "".join(f" {kind} {requests[kind]}" for kind in REQUEST_KINDS if requests.get(kind))
     print(
         f"  {run['scenario']} {where} {what} {run['side']}: work CPU {run['work_cpu']:.2f}s, "
         f"CPU {run['cpu']:.2f}s, wall {run['wall']:.2f}s, read {_bytes(run['work_rchar'])}, "
@@ -566,6 +568,15 @@ def main() -> None:
     big_gb = 0.2 if arguments.quick else float(os.environ.get("BENCH_SCALE_BIG_GB", "4"))
     memory_gb = 0.1 if arguments.quick else float(os.environ.get("BENCH_SCALE_S3_GB", "1"))
     trace = not arguments.no_trace and os.path.exists(STRACE)
+    settings = {
+        "quick": arguments.quick,
+        "local_files": local_files,
+        "s3_files": s3_files,
+        "big_gb": big_gb,
+        "memory_gb": memory_gb,
+        "rows_per_file": ROWS_PER_FILE,
+        "traced": trace,
+    }
     work = Path(tempfile.mkdtemp(prefix="bench-scale-", dir=os.environ.get("BENCH_TMP")))
     results: dict[str, list[Figures]] = {}
     try:
@@ -586,22 +597,15 @@ def main() -> None:
                     runs += memory_scenario(memory_gb, work, s3)
                 results[scenario] = runs
                 print(TABLES[scenario](runs), flush=True)
+                if arguments.json:  # after each scenario: a stopped run keeps what it measured
+                    arguments.json.write_text(
+                        json.dumps({"settings": settings, **results}, indent=1)
+                    )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    settings = {
-        "quick": arguments.quick,
-        "local_files": local_files,
-        "s3_files": s3_files,
-        "big_gb": big_gb,
-        "memory_gb": memory_gb,
-        "rows_per_file": ROWS_PER_FILE,
-        "traced": trace,
-    }
     print("\n## Results\n")
     for scenario, runs in results.items():
         print(f"### {TITLES[scenario]}\n\n{TABLES[scenario](runs)}\n")
-    if arguments.json:
-        arguments.json.write_text(json.dumps({"settings": settings, **results}, indent=1))
 
 
 if __name__ == "__main__":
