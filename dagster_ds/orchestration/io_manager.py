@@ -41,6 +41,7 @@ from dagster_ds.arrow import (
     open_version,
     retain,
     store_version,
+    version_intact,
     version_record,
 )
 from dagster_ds.cache import CacheStore, default_cache_root
@@ -180,12 +181,12 @@ class DatasetStore(dg.IOManager):
         return self.cache.entry_url(self.version_key(asset_key, fingerprint))
 
     def contains(self, asset_key: dg.AssetKey, fingerprint: str) -> bool:
-        """Whether that version is completely stored and intact (damaged: quarantined, False)."""
-        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint), cls=Dataset)
-        if dataset is None:
-            return False
-        _release(dataset)
-        return True
+        """Whether that version is completely stored and looks intact (damaged: quarantined).
+
+        One read of the version's record, which embeds its entries' manifests; then a
+        stat per file locally, nothing more on object stores (files are checked when read).
+        """
+        return version_intact(self.cache, self.version_key(asset_key, fingerprint))
 
     def describe(self, asset_key: dg.AssetKey, fingerprint: str) -> StoredDataset:
         """The stored version's fingerprints and size (nothing written)."""
