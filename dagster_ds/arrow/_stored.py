@@ -128,6 +128,7 @@ def store_version(
     metadata: Mapping[str, Any] | None = None,
     previous: Mapping[str, Any] | None = None,
     written_since: datetime.datetime | None = None,
+    hash_content: bool = True,
 ) -> StoredVersion:
     """Store ``dataset`` in ``store`` under ``key``; reference what the store already holds.
 
@@ -135,7 +136,9 @@ def store_version(
     damaged one is replaced). ``previous``: an earlier version's record, whose
     content fingerprints of shared shards are reused instead of recomputed.
     ``written_since``: count the referenced entries created since then (by the
-    transforms that computed ``dataset``) in ``bytes_written``.
+    transforms that computed ``dataset``) in ``bytes_written``. ``hash_content``:
+    False records the recipe fingerprint as the content fingerprint, reading no rows
+    (for a record that only makes the dataset quick to open, like a loaded source's).
     """
     existing = open_version(store, key, cls=type(dataset))
     if existing is not None:
@@ -145,9 +148,11 @@ def store_version(
     manifests = _held_manifests(store, dataset)
     written = 0
     shards: list[dict[str, Any]] = []
-    contents: list[str] = []
+    contents: list[str | None] = []
     for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
-        reference, cost = _store_shard(store, shard, dataset.features, known, manifests)
+        reference, cost = _store_shard(
+            store, shard, dataset.features, known if hash_content else None, manifests
+        )
         written += cost
         shards.append(reference)
         contents.append(reference["content"])
@@ -157,7 +162,11 @@ def store_version(
         mapping_key = derived_key("stored-mapping", dataset.fingerprint)
         written += _store_indices(store, mapping_key, mapping, manifests)
         contents.append(Hasher.hash(mapping))
-    content = Hasher.hash({"shards": contents, "features": dataset.features.to_dict()})
+    content = (
+        Hasher.hash({"shards": contents, "features": dataset.features.to_dict()})
+        if hash_content
+        else dataset.fingerprint
+    )
     record: dict[str, Any] = {
         "kind": VERSION_KIND,
         "fingerprint": dataset.fingerprint,
@@ -380,10 +389,12 @@ def _store_shard(
     store: CacheStore,
     shard: Shard,
     features: Features,
-    known: Mapping[tuple[str, str | None], str],
+    known: Mapping[tuple[str, str | None], str] | None,
     manifests: dict[str, dict[str, Any]],
 ) -> tuple[dict[str, Any], int]:
     """The reference to ``shard`` in ``store``, writing what it lacks; and the bytes written.
+
+    ``known``: content fingerprints computed before, by (table, rows); None: hash nothing.
 
     A shard over a whole table entry references that entry (copied once if it
     lives in another store) and stores its row positions if it has any; any
@@ -403,7 +414,11 @@ def _store_shard(
     else:
         table_key = derived_key("stored-table", shard.fingerprint)
         written += _copy_table(store, table_key, shard, features, manifests)
-    content = known.get((table_key, rows_key)) or _content(store, shard, table_key, rows_key)
+    content = (
+        None
+        if known is None
+        else known.get((table_key, rows_key)) or _content(store, shard, table_key, rows_key)
+    )
     reference = {
         "fingerprint": shard.fingerprint,
         "table": table_key,
@@ -416,8 +431,20 @@ def _store_shard(
 
 
 def _rows_entry(store: CacheStore, shard: Shard) -> str | None:
-    """The key of an entry of ``store`` among the shard's holding exactly its rows (a filter's)."""
+    """The key of an entry of ``store`` among the shard's holding exactly its rows (a filter's).
+
+    The entry named by the shard's fingerprint holds them by construction (the
+    transform that made the shard wrote it): nothing is read. Others are compared.
+    """
     assert shard.indices is not None
+    for entry in shard.entries:
+        if (
+            entry.key == shard.fingerprint
+            and entry.metadata_item("kind") == "indices"
+            and entry.metadata_item("num_rows") == len(shard.indices)
+            and holds(store, entry)
+        ):
+            return entry.key
     for entry in reversed(shard.entries):
         if entry.metadata.get("kind") != "indices" or not holds(store, entry):
             continue

@@ -127,7 +127,16 @@ def execute(
             else None
         )
         changed = _why(spec, store, context.asset_key, fingerprint, tree, earlier)
-        outcome = _run(spec, context, store, dict(inputs), config, (fingerprint, tree), changed)
+        previous = recorded_value(earlier.metadata, Key.RECIPE) if earlier is not None else None
+        outcome = _run(
+            spec,
+            context,
+            store,
+            dict(inputs),
+            config,
+            (fingerprint, tree, previous if isinstance(previous, str) else None),
+            changed,
+        )
     stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
     data_version = stored.content_fingerprint if stored is not None else fingerprint
     metadata: dict[str, Any] = {
@@ -211,11 +220,15 @@ def _run(
     store: DatasetStore | None,
     call: dict[str, Any],
     config: Any,
-    recipe: tuple[str, HashNode | None],
+    recipe: tuple[str, HashNode | None, str | None],
     changed: list[str],
 ) -> _Outcome:
-    """Run the function (its transforms caching into the store); store its result."""
-    fingerprint, tree = recipe
+    """Run the function (its transforms caching into the store); store its result.
+
+    ``recipe``: the fingerprint, its hash tree, and the fingerprint materialized
+    before (its version's content fingerprints are reused for shards it shares).
+    """
+    fingerprint, tree, previous = recipe
     key = context.asset_key
     name = key.to_user_string()
     if spec.takes_context:
@@ -239,7 +252,14 @@ def _run(
     dataset: Dataset | IterableDataset = result
     if store is not None:
         partition = partition_of(context)
-        value = store.save(key, result, hash_tree=tree, partition=partition, computed_since=began)
+        value = store.save(
+            key,
+            result,
+            hash_tree=tree,
+            partition=partition,
+            computed_since=began,
+            previous=previous,
+        )
         retained = store.retain(key, context.instance, current=fingerprint, partition=partition)
         if retained is not None and retained.removed_versions:
             context.log.info(

@@ -223,6 +223,7 @@ class DatasetStore(dg.IOManager):
         hash_tree: HashNode | None = None,
         partition: str | None = None,
         computed_since: datetime.datetime | None = None,
+        previous: str | None = None,
     ) -> StoredDataset:
         """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
@@ -230,7 +231,9 @@ class DatasetStore(dg.IOManager):
         already stored is kept. ``hash_tree``: what the fingerprint was made of,
         for ``dagster-ds hash explain``; ``partition``: the asset partition it is;
         ``computed_since``: when its transforms started, so that ``bytes_written``
-        counts what they stored (else only what this call copies).
+        counts what they stored (else only what this call copies); ``previous``: the
+        fingerprint of the asset's version before, whose shards' content fingerprints
+        are reused (an append hashes only the new shards).
         """
         key = self.version_key(asset_key, dataset.fingerprint)
         stream = isinstance(dataset, IterableDataset)
@@ -250,6 +253,11 @@ class DatasetStore(dg.IOManager):
                 **({"partition": partition} if partition is not None else {}),
             },
             written_since=computed_since,
+            previous=(
+                version_record(self.cache, self.version_key(asset_key, previous))
+                if previous is not None
+                else None
+            ),
         )
         if stream:
             _release(rows)
