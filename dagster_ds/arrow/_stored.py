@@ -245,7 +245,8 @@ def open_version(store: CacheStore, key: str, *, cls: type[Dataset]) -> Dataset 
     """The dataset stored under ``key``, memory-mapped; None if absent, damaged or partial.
 
     The dataset is a ``cls``: `Dataset`, which this module is below and does not import.
-    Damaged entries are quarantined with a `CacheCorruptionWarning` by the store.
+    Damaged entries are quarantined with a `CacheCorruptionWarning` by the store; a
+    version one of whose entries is found damaged or gone is removed.
     """
     version = store.lookup(key)
     if version is None:
@@ -273,8 +274,10 @@ def open_version(store: CacheStore, key: str, *, cls: type[Dataset]) -> Dataset 
             entries.append(mapping_entry)
         if not opener.intact():
             return opener.fail(version)
-    except CacheEntryDamagedError:
-        return opener.fail(version)
+    except CacheEntryDamagedError:  # an entry it names is gone or damaged: it is stale
+        opener.fail(version)
+        store.remove(key, force=True)
+        return None
     dataset = cls._from_shards(  # pyright: ignore[reportPrivateUsage]
         None,
         shards,

@@ -12,9 +12,14 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import Dataset, LineageStep
+from dagster_ds.arrow import VERSION_KIND, Dataset, LineageStep
 from dagster_ds.cache import cache_root
-from dagster_ds.errors import DatasetAssetDefinitionError, DatasetAssetOutputError
+from dagster_ds.errors import (
+    CacheEntryDamagedError,
+    DatasetAssetDefinitionError,
+    DatasetAssetOutputError,
+    DatasetNotStoredError,
+)
 from dagster_ds.fingerprint import HashNode
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
@@ -104,6 +109,51 @@ def execute(
         spec.code_version, parents, config_values, hidden.digests, partition_key=partition
     )
     store = _store(context, spec.io_manager_key)
+    try:
+        outcome = _outcome(
+            spec,
+            context,
+            store,
+            inputs,
+            config,
+            fingerprint,
+            (parents, config_values, hidden, partition),
+        )
+    except CacheEntryDamagedError as error:
+        raise _damaged_input(store, name, datasets, error) from error
+    stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
+    data_version = stored.content_fingerprint if stored is not None else fingerprint
+    metadata: dict[str, Any] = {
+        Key.RECIPE.value: fingerprint,
+        Key.CACHE.value: outcome.cache,
+        Key.PARENT_DATA_VERSIONS.value: dg.MetadataValue.json(parents),
+        **version_metadata(spec.code_version, data_version),
+        **outcome.described,
+        **outcome.hub,
+        CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
+        **duration_metadata(time.perf_counter() - started),
+    }
+    # What the inputs really were (Dagster would tag the parents' latest versions).
+    provenance = input_tags(
+        {
+            context.asset_key_for_input(param): (data, data.fingerprint)
+            for param, data in datasets.items()
+        }
+    )
+    yield _output(outcome.value, data_version, metadata, provenance)
+
+
+def _outcome(
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    store: DatasetStore | None,
+    inputs: Mapping[str, Any],
+    config: Any,
+    fingerprint: str,
+    recipe: tuple[dict[str, str], dict[str, Any] | None, Any, str | None],
+) -> _Outcome:
+    """Skip (the recipe is stored) or run the asset's function."""
+    parents, config_values, hidden, partition = recipe
     earlier = latest_materialization(context.instance, context.asset_key, partition)
     if (
         spec.code_version is not None
@@ -137,26 +187,37 @@ def execute(
             (fingerprint, tree, previous if isinstance(previous, str) else None),
             changed,
         )
-    stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
-    data_version = stored.content_fingerprint if stored is not None else fingerprint
-    metadata: dict[str, Any] = {
-        Key.RECIPE.value: fingerprint,
-        Key.CACHE.value: outcome.cache,
-        Key.PARENT_DATA_VERSIONS.value: dg.MetadataValue.json(parents),
-        **version_metadata(spec.code_version, data_version),
-        **outcome.described,
-        **outcome.hub,
-        CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
-        **duration_metadata(time.perf_counter() - started),
-    }
-    # What the inputs really were (Dagster would tag the parents' latest versions).
-    provenance = input_tags(
-        {
-            context.asset_key_for_input(param): (data, data.fingerprint)
-            for param, data in datasets.items()
-        }
+    return outcome
+
+
+def _damaged_input(
+    store: DatasetStore | None,
+    name: str,
+    datasets: Mapping[str, Dataset | IterableDataset],
+    error: CacheEntryDamagedError,
+) -> DatasetNotStoredError:
+    """The error of a step that found a stored input damaged; the inputs' versions are dropped.
+
+    On object stores a version is not checked until its files are read, so the
+    versions the step read are removed: the next run recomputes them (their
+    intact entries are reused), instead of reading the same damage again.
+    """
+    dropped: list[str] = []
+    versions = [
+        entry
+        for dataset in datasets.values()
+        for entry in getattr(dataset, "_mapping_entries", ())[:1]  # a stored one's record
+        if entry.metadata_item("kind") == VERSION_KIND
+    ]
+    for entry in versions if store is not None else []:
+        assert store is not None
+        if store.cache.holds(entry) and store.cache.remove(entry.key, force=True):
+            dropped.append(entry.key)
+    return DatasetNotStoredError(
+        f"Asset {name!r}: a stored input was damaged or removed while it was read ({error})."
+        f" The stored versions it read ({dropped!r}) were dropped: run again, and what they"
+        " held is recomputed (what is intact is reused)."
     )
-    yield _output(outcome.value, data_version, metadata, provenance)
 
 
 def _hashed_resources(spec: DatasetAssetSpec, context: dg.AssetExecutionContext) -> dict[str, Any]:
