@@ -12,11 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from dagster_ds.arrow import (
+    DEFAULT_SHARD_BYTES,
     Dataset,
     DatasetDict,
     file_transforms,
     in_cache_dir,
     load_split,
+    shard_bytes_of,
     split_fingerprint,
 )
 from dagster_ds.errors import InvalidArgumentError
@@ -53,6 +55,7 @@ def load_dataset(
     token: str | None = None,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    shard_bytes: int | str | None = DEFAULT_SHARD_BYTES,
     **reader_options: Any,
 ) -> Dataset: ...
 @overload
@@ -71,6 +74,7 @@ def load_dataset(
     token: str | None = None,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    shard_bytes: int | str | None = DEFAULT_SHARD_BYTES,
     **reader_options: Any,
 ) -> DatasetDict: ...
 @overload
@@ -90,6 +94,7 @@ def load_dataset(
     token: str | None = None,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    shard_bytes: int | str | None = DEFAULT_SHARD_BYTES,
     **reader_options: Any,
 ) -> IterableDataset: ...
 @overload
@@ -109,6 +114,7 @@ def load_dataset(
     token: str | None = None,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    shard_bytes: int | str | None = DEFAULT_SHARD_BYTES,
     **reader_options: Any,
 ) -> IterableDatasetDict: ...
 def load_dataset(
@@ -126,6 +132,7 @@ def load_dataset(
     token: str | None = None,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    shard_bytes: int | str | None = DEFAULT_SHARD_BYTES,
     **reader_options: Any,
 ) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     r"""Load a dataset from data files, as ``datasets.load_dataset`` does.
@@ -154,6 +161,17 @@ def load_dataset(
     ``cache_dir`` is the cache the loaded splits are stored in (and found in, by any
     process given the same folder), instead of ``$DAGSTER_DS_CACHE``.
 
+    ``shard_bytes`` groups small files: consecutive files smaller than it are
+    read into one shard of about that many source bytes (bytes, or a size such
+    as ``"16MiB"``; default 1 MiB), so a split of thousands of tiny files is
+    not thousands of cache entries per transform. A file of that size or more
+    is a shard of its own, as is every file with ``shard_bytes=0`` (or None).
+    Where a group ends depends on its files' content, so appending, removing or
+    changing a file recomputes the rows of at most 3 shards around it, and
+    appending a file only the last one's. The rows, their order and the
+    dataset's fingerprint do not depend on it; nor does a stream, one shard
+    per file.
+
     Returns:
         The ``split`` asked for, else a `DatasetDict` of every split
         (`IterableDataset` and `IterableDatasetDict` when streaming).
@@ -165,6 +183,7 @@ def load_dataset(
         >>> load_dataset("json", data_files=str(folder / "rows.jsonl"), split="train")["a"][:]
         [1, 2]
     """
+    grouping = shard_bytes_of(shard_bytes)
     with in_cache_dir(cache_dir):
         return _load_dataset(
             path,
@@ -181,6 +200,7 @@ def load_dataset(
             token,
             endpoint,
             reader_options,
+            grouping,
         )
 
 
@@ -199,6 +219,7 @@ def _load_dataset(
     token: str | None,
     endpoint: str | None,
     reader_options: dict[str, Any],
+    shard_bytes: int,
 ) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     origin: dict[str, Any] | None = None
     if _is_hub_repo(path):
@@ -245,6 +266,7 @@ def _load_dataset(
             storage_options,
             origin,
             cls=Dataset,
+            shard_bytes=shard_bytes,
         )
         for wanted_split in wanted
     }

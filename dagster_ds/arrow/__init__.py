@@ -21,6 +21,8 @@ from dagster_ds.arrow._entries import TableSink as TableSink
 from dagster_ds.arrow._files import file_transforms as file_transforms
 from dagster_ds.arrow._files import load_split as load_split
 from dagster_ds.arrow._files import split_fingerprint as split_fingerprint
+from dagster_ds.arrow._groups import DEFAULT_SHARD_BYTES as DEFAULT_SHARD_BYTES
+from dagster_ds.arrow._groups import shard_bytes_of as shard_bytes_of
 from dagster_ds.arrow._info import DatasetInfo as DatasetInfo
 from dagster_ds.arrow._info import NamedSplit as NamedSplit
 from dagster_ds.arrow._info import Split as Split
@@ -52,6 +54,7 @@ __all__ = ["Column", "Dataset", "DatasetDict", "DatasetInfo", "LineageStep", "Na
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "DEFAULT_SHARD_BYTES",
     "Piece",
     "Retention",
     "Shard",
@@ -76,6 +79,7 @@ __internal__ = [
     "open_table_shard",
     "open_version",
     "retain",
+    "shard_bytes_of",
     "shard_table",
     "shards_fingerprint",
     "shards_result",

@@ -17,13 +17,17 @@ def cleanup_cache_files(dataset: Dataset) -> int:
     The anchor removes the other cache files in the dataset's cache folder; a
     content-addressed cache has no such folder, so "derived from the same
     source" is read from the parent fingerprints each entry's manifest records.
+    Records of a transform's outputs go with them, uncounted.
     """
     store = CacheStore()
     lineage = dataset.lineage
     root = lineage[0].parents[0] if lineage and lineage[0].parents else dataset.fingerprint
     keep = {entry["fingerprint"] for entry in dataset.cache_files}
     children: dict[str, list[str]] = defaultdict(list)
+    results: set[str] = set()  # entries with files; the others are records of them
     for info in store.ls():
+        if info.files:
+            results.add(info.fingerprint)
         parents = info.metadata.get("parents")
         for parent in parents if isinstance(parents, list) else []:
             children[str(parent)].append(info.fingerprint)
@@ -35,6 +39,6 @@ def cleanup_cache_files(dataset: Dataset) -> int:
                 continue
             seen.add(child)
             pending.append(child)
-            if child not in keep and store.remove(child):
+            if child not in keep and store.remove(child) and child in results:
                 removed += 1
     return removed

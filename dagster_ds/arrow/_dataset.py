@@ -355,7 +355,7 @@ class Dataset(
 
     @property
     def num_shards(self) -> int:
-        """How many shards the dataset is made of (one per data file when loaded)."""
+        """How many shards the dataset is made of (loaded: one per group of small files)."""
         return len(self._shards)
 
     @property

@@ -1,9 +1,12 @@
-"""Map-style datasets from data files: a shard per file, cached by the file's content.
+"""Map-style datasets from data files: a shard per group of files, cached by their content.
 
 What `load_dataset` does for each split of local or remote files, and what the
-file constructors (`Dataset.from_csv`, ...) do for theirs. A split's
-fingerprint is made of its files' (`split_fingerprint`), the same streamed or
-not, so `dagster_ds.load` uses it for streams too.
+file constructors (`Dataset.from_csv`, ...) do for theirs. Small files are read
+into shards of about ``shard_bytes`` source bytes each, a big file into its
+own (`dagster_ds.arrow._groups`); a shard's fingerprint is made of its files'.
+A split's fingerprint is made of its files' (`split_fingerprint`), the same
+streamed or not and however the files are grouped, so `dagster_ds.load` uses it
+for streams too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,12 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dagster_ds.arrow._entries import TableSink
+from dagster_ds.arrow._groups import (
+    DEFAULT_SHARD_BYTES,
+    file_groups,
+    group_transform,
+    shard_bytes_of,
+)
 from dagster_ds.arrow._results import Transform, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.cache import CacheStore
@@ -24,7 +33,7 @@ from dagster_ds.formats import (
     DEFAULT_MAX_DEPTH,
     Filters,
     ResolvedFile,
-    fingerprint_files,
+    fingerprint_each_file,
     infer_format,
     iter_batches,
     resolve_data_files,
@@ -47,9 +56,14 @@ def dataset_from_files(
     storage_options: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     filters: Filters | None = None,
+    shard_bytes: int | str | None = DEFAULT_SHARD_BYTES,
     **reader_options: Any,
 ) -> Dataset:
-    """The split ``split`` of the ``kind`` files ``files`` (paths, globs or URLs), a ``cls``."""
+    """The split ``split`` of the ``kind`` files ``files`` (paths, globs or URLs), a ``cls``.
+
+    ``shard_bytes``: as in `load_dataset`.
+    """
+    grouping = shard_bytes_of(shard_bytes)
     resolved = resolve_data_files({split: files}, storage_options=storage_options)
     return load_split(
         split,
@@ -61,6 +75,7 @@ def dataset_from_files(
         reader_options,
         storage_options,
         cls=cls,
+        shard_bytes=grouping,
     )
 
 
@@ -76,9 +91,12 @@ def load_split(
     origin: Mapping[str, Any] | None = None,
     *,
     cls: type[Dataset],
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
 ) -> Dataset:
-    """One split, a shard per file, each cached under the fingerprint of that file's content.
+    """One split, a shard per group of files, each cached under its files' fingerprints.
 
+    Consecutive files smaller than ``shard_bytes`` share a shard of about that
+    many source bytes (0: a shard per file); see `dagster_ds.arrow._groups`.
     The split is a ``cls``: `Dataset`, which the engine is below and does not import.
     """
     _check_cache_holds(options)
@@ -90,28 +108,38 @@ def load_split(
     def features_for(schema: pa.Schema) -> Features:
         return features if features is not None else Features.from_arrow_schema(schema)
 
-    def reader(file: ResolvedFile) -> Callable[[TableSink], None]:
+    def reader(group: Sequence[ResolvedFile]) -> Callable[[TableSink], None]:
         def write(sink: TableSink) -> None:
-            for batch in iter_batches(
-                file,
-                file_format,
-                columns=columns,
-                filters=filters,
-                storage_options=storage_options,
-                **options,
-            ):
-                sink.write(cast_table(batch, features) if features is not None else batch)
+            for file in group:
+                for batch in iter_batches(
+                    file,
+                    file_format,
+                    columns=columns,
+                    filters=filters,
+                    storage_options=storage_options,
+                    **options,
+                ):
+                    sink.write(cast_table(batch, features) if features is not None else batch)
             if sink.num_rows == 0 and features is not None:
                 sink.write(features.arrow_schema.empty_table())
 
         return write
 
+    groups = file_groups(
+        [transform.fingerprint for transform in transforms],
+        [file.size for file in files],
+        shard_bytes,
+    )
     shards: list[tuple[Shard, Features]] = []
     store = CacheStore()
     with progress_bar(sum(file.size for file in files), f"Loading {split}", unit="B") as bar:
-        for file, transform in zip(files, transforms, strict=True):
-            shards.append(shard_table(transform, reader(file), features_for, store=store))
-            bar.update(file.size)
+        for group in groups:
+            members = files[group.start : group.stop]
+            transform = group_transform(
+                transforms[group.start : group.stop], [file.url for file in members]
+            )
+            shards.append(shard_table(transform, reader(members), features_for, store=store))
+            bar.update(sum(file.size for file in members))
     fingerprint = split_fingerprint(transforms)
     dataset = shards_result(
         None, Transform("load_dataset", (), fingerprint, None), shards, features=features, cls=cls
@@ -130,26 +158,19 @@ def file_transforms(
     storage_options: Mapping[str, Any] | None,
     origin: Mapping[str, Any] | None = None,
 ) -> list[Transform]:
-    """Each file's shard: its fingerprint is that of the file's content and the reading options."""
+    """Each file's load: its fingerprint is that of the file's content and the reading options."""
     transforms: list[Transform] = []
     tree: HashNode | None = None
-    state_dir = CacheStore().state_dir  # what local files hashed to, shared by processes
-    for file in files:
+    sources = fingerprint_each_file(
+        files,
+        storage_options=storage_options,
+        state_dir=CacheStore().state_dir,  # what local files hashed to, shared by processes
+    )
+    for source in sources:
         if tree is None:  # the first file, or unhashable options: hash every argument
-            args = _load_args(
-                [file],
-                file_format,
-                features,
-                columns,
-                filters,
-                options,
-                storage_options,
-                origin,
-                state_dir=state_dir,
-            )
+            args = _load_args(source, file_format, features, columns, filters, options, origin)
             fingerprint, tree = fingerprint_transform(_ROOT, "load_dataset", args)
         else:  # the same options: hash only the file
-            source = fingerprint_files([file], storage_options=storage_options, state_dir=state_dir)
             tree = replace_arguments(tree, {"source": source})
             fingerprint = tree.digest
         transforms.append(Transform("load_dataset", (), fingerprint, tree))
@@ -161,21 +182,21 @@ def split_fingerprint(transforms: Sequence[Transform]) -> str:
 
 
 def _load_args(
-    files: list[ResolvedFile],
+    source: str,
     file_format: str,
     features: Features | None,
     columns: Sequence[str] | None,
     filters: Filters | None,
     options: Mapping[str, Any],
-    storage_options: Mapping[str, Any] | None,
     origin: Mapping[str, Any] | None = None,
-    *,
-    state_dir: str | None = None,
 ) -> dict[str, Any]:
-    """What a loaded split's fingerprint is made of (the same streamed or not)."""
+    """What a loaded file's fingerprint is made of (the same streamed or not).
+
+    ``source``: the file's own fingerprint (`fingerprint_each_file`).
+    """
     args: dict[str, Any] = {
         "format": file_format,
-        "source": fingerprint_files(files, storage_options=storage_options, state_dir=state_dir),
+        "source": source,
         "features": features.to_dict() if features is not None else None,
         "columns": list(columns) if columns is not None else None,
         "filters": filters,

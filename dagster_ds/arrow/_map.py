@@ -98,6 +98,7 @@ def map_dataset(
             keeps_columns=True,
             executor=executor,
             recipe=Recipe(dataset.fingerprint, "map", spec.fingerprint_args(dataset)),
+            whole=transform,
         )
     return shards_result(dataset, transform, shards, features=spec.features)
 

@@ -6,6 +6,11 @@ user's function is inherited, never pickled. A worker that dies (killed,
 crashed, out of memory) fails the transform with `WorkerDiedError` naming
 what it was computing; nothing it wrote is published.
 
+Before anything is looked up shard by shard, the transform's outputs record
+(`_output_records`) is read: when the same transform ran on the same dataset,
+every output entry is opened from it, one read in all; after an append, the
+unchanged shards' entries are found through the transform's index.
+
 Where the missing shards are computed is a `ShardExecutor` (`dagster_ds.parallel`):
 forked workers by default, or one made current by ``with executor:`` or given
 to a call (`dagster_ds.distributed.DaskExecutor`). Planning stays here: the
@@ -23,7 +28,8 @@ from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
-from dagster_ds.arrow._entries import TableSink
+from dagster_ds.arrow._entries import TableSink, read_indices
+from dagster_ds.arrow._output_records import OutputsRecord
 from dagster_ds.arrow._results import (
     Transform,
     open_table_shard,
@@ -70,8 +76,8 @@ class ShardWork(abc.ABC, Generic[Output]):
     """How to compute any output shard of one transform: what an executor ships to workers.
 
     Attributes:
-        transform: The transform of one piece: every piece shares its name and hash
-            tree, rebased on the piece's shard.
+        transform: The transform over the whole dataset: every piece's shares its
+            name and hash tree, rebased on the piece's shard.
         recipe: What ``transform`` was hashed from, when known: a worker that
             receives the work by value checks that it hashes the same there.
     """
@@ -96,8 +102,16 @@ class ShardWork(abc.ABC, Generic[Output]):
         """``piece``'s output, computed in this process (over ``workers``) unless in ``store``."""
 
     @abc.abstractmethod
-    def open(self, entry: CacheEntry, store: CacheStore, shard: Shard) -> Output | None:
-        """The output stored in ``entry`` for the input ``shard``; None if it is unreadable."""
+    def open(self, entry: CacheEntry, store: CacheStore, piece: Piece) -> Output | None:
+        """The output stored in ``entry`` for ``piece``; None if it is unreadable.
+
+        Read when its rows are; if ``entry`` is damaged or gone by then, the
+        output is computed again (in this process, through the cache).
+        """
+
+    @abc.abstractmethod
+    def entry_of(self, output: Output) -> CacheEntry:
+        """The cache entry of the output shard ``output``."""
 
     def describe(self, piece: Piece) -> str:
         """``piece`` in errors: its input shard and first row."""
@@ -153,12 +167,21 @@ class TableWork(ShardWork[tuple[Shard, Features]]):
             load_from_cache_file=load_from_cache_file,
             store=store,
             base=shard if self.keeps_columns and workers == 1 else None,
+            rebuild=self._rebuild(piece, store),
         )
 
     def open(
-        self, entry: CacheEntry, store: CacheStore, shard: Shard
+        self, entry: CacheEntry, store: CacheStore, piece: Piece
     ) -> tuple[Shard, Features] | None:
-        return open_table_shard(entry, store, shard)
+        return open_table_shard(entry, store, piece[0], self._rebuild(piece, store))
+
+    def entry_of(self, output: tuple[Shard, Features]) -> CacheEntry:
+        entry = output[0].table_entry
+        assert entry is not None, "a table output shard is a whole cache entry"
+        return entry
+
+    def _rebuild(self, piece: Piece, store: CacheStore) -> Callable[[], pa.Table]:
+        return lambda: self.here(piece, 1, True, store)[0].table
 
 
 #: The positions of an input shard (whose first logical row is given) that a filter keeps;
@@ -205,11 +228,20 @@ class IndicesWork(ShardWork[Shard]):
             load_from_cache_file=load_from_cache_file,
             store=store,
         )
-        return restricted_shard(shard, transform.fingerprint, entry)
+        return self.open(entry, store, piece)
 
-    def open(self, entry: CacheEntry, store: CacheStore, shard: Shard) -> Shard:
-        del store
-        return restricted_shard(shard, entry.fingerprint, entry)
+    def open(self, entry: CacheEntry, store: CacheStore, piece: Piece) -> Shard:
+        shard, start, transform = piece
+
+        def rebuild() -> pa.Array:
+            positions = lambda: self.positions(shard, start, _RowsDone([]))  # noqa: E731
+            with positions_entry(transform, positions, store=store) as rebuilt:
+                return read_indices(rebuilt)
+
+        return restricted_shard(shard, transform.fingerprint, entry, rebuild)
+
+    def entry_of(self, output: Shard) -> CacheEntry:
+        return output.entries[-1]
 
 
 class _RowsDone:
@@ -246,21 +278,24 @@ def run_shards(
     keeps_columns: bool = False,
     executor: ShardExecutor | None = None,
     recipe: Recipe | None = None,
+    whole: Transform | None = None,
 ) -> list[tuple[Shard, Features]]:
     """The output table shard of each ``(shard, first row, transform)``, computed where missing.
 
     ``keeps_columns``: outputs may keep input columns as they are, which are
-    then referenced, not stored again (a map). See `run_work`.
+    then referenced, not stored again (a map). ``whole``: the transform over
+    the whole dataset, whose outputs are then recorded. See `run_work`.
     """
     if not pieces:
         return []
-    work = TableWork(pieces[0][2], make_write, features_for, keeps_columns, recipe)
+    work = TableWork(whole or pieces[0][2], make_write, features_for, keeps_columns, recipe)
     return run_work(
         pieces,
         work,
         workers=workers,
         load_from_cache_file=load_from_cache_file,
         executor=executor,
+        records=whole is not None,
     )
 
 
@@ -271,28 +306,75 @@ def run_work(
     workers: int,
     load_from_cache_file: bool,
     executor: ShardExecutor | None = None,
+    records: bool = True,
 ) -> list[Output]:
     """The output of each ``(shard, first row, transform)`` by ``work``, computed where missing.
 
-    With several workers and at least as many shards, or with a remote
-    executor (given, or current), each missing shard is computed by a worker
-    straight into the cache, and read back here; otherwise shards run one
-    after the other, each split over the workers where ``work`` can.
-    ``work.recipe``: what the transform was hashed from, checked by remote
-    workers.
+    With ``records``, ``work.transform``'s outputs record is read first (see
+    `_output_records`): the outputs it names are opened from it, nothing read;
+    it is written again when some output was not there. The other pieces: with
+    several workers and at least as many shards, or with a remote executor
+    (given, or current), each missing shard is computed by a worker straight
+    into the cache, and read back here; otherwise shards run one after the
+    other, each split over the workers where ``work`` can. ``work.recipe``:
+    what the transform was hashed from, checked by remote workers.
     """
     store = CacheStore()
-    chosen = executor or current_executor()
-    remote = chosen is not None and chosen.remote
-    parallel = (
-        (remote or (workers > 1 and len(pieces) >= workers))
-        and bool(pieces)
-        and load_from_cache_file
+    reusable = (
+        load_from_cache_file
         and not store.random_names
         and all(transform.reusable for _, _, transform in pieces)
     )
-    if not parallel:
-        return [work.here(piece, workers, load_from_cache_file, store) for piece in pieces]
+    record = (
+        OutputsRecord.read(store, work.transform, [piece[2].fingerprint for piece in pieces])
+        if records and reusable and work.transform.reusable and pieces
+        else None
+    )
+    results: list[Output | None] = [None] * len(pieces)
+    if record is not None:
+        for position, piece in enumerate(pieces):
+            entry = record.entry(store, piece[2].fingerprint)
+            results[position] = work.open(entry, store, piece) if entry is not None else None
+    missing = [position for position, output in enumerate(results) if output is None]
+    chosen = executor or current_executor()
+    spread = reusable and (
+        (chosen is not None and chosen.remote) or (workers > 1 and len(pieces) >= workers)
+    )
+    todo = [pieces[position] for position in missing]
+    if spread:
+        computed = _spread(todo, work, store, chosen, workers, recorded=len(pieces) - len(todo))
+    else:
+        computed = [work.here(piece, workers, load_from_cache_file, store) for piece in todo]
+    for position, output in zip(missing, computed, strict=True):
+        results[position] = output
+    outputs = [output for output in results if output is not None]
+    if record is not None and (missing or not record.exact):
+        recorded = set(range(len(pieces))) - set(missing)
+        record.write(
+            store,
+            [
+                record.manifests[piece[2].fingerprint]
+                if position in recorded
+                else work.entry_of(output).manifest
+                for position, (piece, output) in enumerate(zip(pieces, outputs, strict=True))
+            ],
+        )
+    return outputs
+
+
+def _spread(
+    pieces: Sequence[Piece],
+    work: ShardWork[Output],
+    store: CacheStore,
+    chosen: ShardExecutor | None,
+    workers: int,
+    *,
+    recorded: int,
+) -> list[Output]:
+    """The output of each of ``pieces``, looked up, the missing ones computed by ``chosen``.
+
+    ``recorded``: outputs of the same transform found from its record, counted as cached.
+    """
     found = {
         transform.fingerprint: store.lookup(transform.fingerprint) for _, _, transform in pieces
     }
@@ -302,7 +384,7 @@ def run_work(
             piece[2].fingerprint: piece for piece in pieces if not found[piece[2].fingerprint]
         }.values()
     )
-    counts = ShardCounts(cached=len(found) - len(missing))
+    counts = ShardCounts(cached=recorded + len(found) - len(missing))
     if missing:
         counts.add((chosen or LocalProcesses()).compute(work, missing, store, workers))
     if chosen is not None:
@@ -312,9 +394,8 @@ def run_work(
         found[transform.fingerprint] = store.lookup(transform.fingerprint)
     results: list[Output] = []
     for piece in pieces:
-        shard, _, transform = piece
-        entry = found[transform.fingerprint]
-        opened = work.open(entry, store, shard) if entry is not None else None
+        entry = found[piece[2].fingerprint]
+        opened = work.open(entry, store, piece) if entry is not None else None
         if opened is None:  # evicted or damaged since: compute it here
             opened = work.here(piece, 1, True, store)
         results.append(opened)

@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
@@ -22,7 +22,12 @@ from dagster_ds.arrow._entries import TableSink, read_indices, read_table, write
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._shards import LazyTable, Shard, offsets
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
-from dagster_ds.errors import CacheError, InvalidFingerprintError, SchemaMismatchError
+from dagster_ds.errors import (
+    CacheEntryDamagedError,
+    CacheError,
+    InvalidFingerprintError,
+    SchemaMismatchError,
+)
 from dagster_ds.features import Features, arrow_type_to_feature
 from dagster_ds.fingerprint import (
     HashNode,
@@ -198,11 +203,49 @@ def positions_entry(
     return run(transform, build, load_from_cache_file=load_from_cache_file, store=store)
 
 
-def restricted_shard(shard: Shard, fingerprint: str, entry: CacheEntry) -> Shard:
-    """``shard`` seen through the positions ``entry`` holds, as the shard ``fingerprint``."""
-    positions = read_indices(entry)
-    rows = shard.indices.take(positions) if shard.indices is not None else positions
+def restricted_shard(
+    shard: Shard,
+    fingerprint: str,
+    entry: CacheEntry,
+    rebuild: Callable[[], pa.Array] | None = None,
+) -> Shard:
+    """``shard`` seen through the positions ``entry`` holds, as the shard ``fingerprint``.
+
+    The positions are read when the rows are (their count is recorded).
+    ``rebuild``: computes them again if ``entry`` is damaged or gone by then.
+    """
+
+    def kept() -> pa.Array:
+        positions = read_or_rebuild(entry, read_indices, rebuild)
+        before = shard.indices
+        return before.take(positions) if before is not None else positions
+
+    count = entry.metadata_item("num_rows")
+    rows = LazyTable(count, kept) if isinstance(count, int) else kept()
     return Shard(fingerprint, shard.rows, rows, (*shard.entries, entry), shard.table_entry)
+
+
+Read = TypeVar("Read", pa.Table, pa.Array)
+
+
+def read_or_rebuild(
+    entry: CacheEntry, read: Callable[[CacheEntry], Read], rebuild: Callable[[], Read] | None
+) -> Read:
+    """``read(entry)``; if the entry turns out damaged or gone, ``rebuild()`` instead.
+
+    Raises:
+        CacheEntryDamagedError: It is damaged or gone and there is no ``rebuild``.
+    """
+    try:
+        return read(entry)
+    except CacheEntryDamagedError as error:
+        if rebuild is None:
+            raise CacheEntryDamagedError(
+                f"The cache entry {entry.key!r} ({entry.url!r}) was damaged or removed after "
+                f"this dataset was opened, and this dataset cannot compute it again: {error} "
+                "Load or compute the dataset again (its missing entries are then recomputed)."
+            ) from error
+        return rebuild()
 
 
 def units(parent: Dataset) -> list[tuple[Shard, int]]:
@@ -231,15 +274,17 @@ def shard_table(
     load_from_cache_file: bool = True,
     store: CacheStore | None = None,
     base: Shard | None = None,
+    rebuild: Callable[[], pa.Table] | None = None,
 ) -> tuple[Shard, Features]:
     """One output shard that ``write(sink)`` produces, cached under ``transform``; its features.
 
     ``store``: where (default: the cache). ``base``: the input shard, when the
     output may keep some of its columns as they are; if it is a whole cache
     entry, only the other columns are stored (see `_changed_columns`).
+    ``rebuild``: computes the table again if its entry is damaged or gone when read.
     """
     store = store or CacheStore()
-    base_entry = base.table_entry if base is not None and base.indices is None else None
+    base_entry = base.table_entry if base is not None and base.kept is None else None
     referencing = base_entry is not None and holds(store, base_entry)
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
@@ -266,12 +311,12 @@ def shard_table(
     except LayoutChanged:  # the map kept other columns in other batches: store it whole
         referencing = False
         entry = build_entry()
-    opened = open_table_shard(entry, store, base)
+    opened = open_table_shard(entry, store, base, rebuild)
     if opened is None:  # it keeps columns in a base entry that is gone: compute it whole
         entry.close()
         store.remove(transform.fingerprint, force=True)
         referencing = False
-        opened = open_table_shard(build_entry(), store)
+        opened = open_table_shard(build_entry(), store, rebuild=rebuild)
     if opened is None:
         raise CacheError(
             f"Could not store the shard {transform.fingerprint!r} in {store.root!r}: its entry "
@@ -286,13 +331,18 @@ def holds(store: CacheStore, entry: CacheEntry) -> bool:
 
 
 def open_table_shard(
-    entry: CacheEntry, store: CacheStore, known: Shard | None = None
+    entry: CacheEntry,
+    store: CacheStore,
+    known: Shard | None = None,
+    rebuild: Callable[[], pa.Table] | None = None,
 ) -> tuple[Shard, Features] | None:
     """The shard a table entry holds, and its features; its table is read on first use.
 
     ``known``: an open shard that may be the entry's base (see `base_of`).
-    None when the entry keeps some columns in a base entry that is gone, or
-    whose rows do not match.
+    ``rebuild``: computes the table again if the entry turns out damaged or
+    gone when read (without it, that raises `CacheEntryDamagedError`). None
+    when the entry keeps some columns in a base entry that is gone, or whose
+    rows do not match.
     """
     stored, expected = _stored_features(json.dumps(entry.metadata_item("features")))
     features = Features(stored)  # the caller's own copy
@@ -307,7 +357,10 @@ def open_table_shard(
     entries = (entry, *(base.entries if base is not None else ()))
 
     def open_rows() -> pa.Table:
-        table = read_table(entry)
+        return read_or_rebuild(entry, read_rows, rebuild)
+
+    def read_rows(opened: CacheEntry) -> pa.Table:
+        table = read_table(opened)
         if layout is not None and base is not None:
             whole = joined(table, layout, base)
             if whole is None:
@@ -325,7 +378,7 @@ def open_table_shard(
             entry.fingerprint, LazyTable(num_rows, open_rows), None, entries, entry
         ), features
     try:  # an entry of an earlier release, without its row count: read it now
-        table = open_rows()
+        table = read_rows(entry)
     except CacheError:
         return None
     return Shard(entry.fingerprint, table, None, entries, entry), features
@@ -443,7 +496,7 @@ def derived(
         Shard(
             transform.for_shard(shard.fingerprint).fingerprint,
             change(shard.table),
-            shard.indices,
+            shard.kept,
             shard.entries,
         )
         for shard in parent._shards  # pyright: ignore[reportPrivateUsage]

@@ -1,12 +1,13 @@
 """Shards: the contiguous pieces a map-style dataset is made of, each with its own fingerprint.
 
-A dataset read from files has one shard per file; a row-local transform (map,
-filter, cast, column operations) turns each shard into one output shard,
-cached under ``rebase_transform(transform, shard fingerprint)``, so appending
-a file costs one shard. A shard is a table (memory-mapped from its cache
-entry) and, after a filter, the rows of that table it keeps. Global
-transforms (shuffle, sort, select) leave the shards alone and add a mapping
-over their concatenated rows.
+A dataset read from files has one shard per group of small files (about
+``shard_bytes`` of source each) or per big file (`dagster_ds.arrow._groups`); a
+row-local transform (map, filter, cast, column operations) turns each shard
+into one output shard, cached under ``rebase_transform(transform, shard
+fingerprint)``, so appending a file costs one shard. A shard is a table
+(memory-mapped from its cache entry) and, after a filter, the rows of that
+table it keeps. Global transforms (shuffle, sort, select) leave the shards
+alone and add a mapping over their concatenated rows.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,21 +25,24 @@ if TYPE_CHECKING:
     from dagster_ds.cache import CacheEntry
 
 
-class LazyTable:
-    """A table opened on first use (from its held-open cache entry), of known row count.
+_Opened = TypeVar("_Opened", pa.Table, pa.Array)
+
+
+class LazyTable(Generic[_Opened]):
+    """A table (or a shard's kept positions) opened on first use, of known row count.
 
     A shard found in the cache need not be read until its rows are: a refresh
     whose transforms all hit never opens its inputs, and a driver never
     downloads the shards a cluster computed until the rows are asked for.
     """
 
-    def __init__(self, num_rows: int, open_table: Callable[[], pa.Table]) -> None:
+    def __init__(self, num_rows: int, open_table: Callable[[], _Opened]) -> None:
         self.num_rows = num_rows
         self._open = open_table
-        self._table: pa.Table | None = None
+        self._table: _Opened | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> pa.Table:
+    def get(self) -> _Opened:
         """The table, opened once."""
         if self._table is None:
             with self._lock:
@@ -46,19 +50,19 @@ class LazyTable:
                     self._table = self._open()
         return self._table
 
-    def __reduce__(self) -> tuple[Callable[[pa.Table], LazyTable], tuple[pa.Table]]:
+    def __reduce__(self) -> tuple[Callable[[Any], LazyTable[Any]], tuple[Any]]:
         """Pickled as its rows (opened now): what opens them stays in this process."""
         return (_opened, (self.get(),))
 
 
-def _opened(table: pa.Table) -> LazyTable:
-    lazy = LazyTable(table.num_rows, lambda: table)
+def _opened(table: Any) -> LazyTable[Any]:
+    lazy = LazyTable(len(table), lambda: table)
     lazy._table = table  # already open
     return lazy
 
 
 #: A shard's rows: a table, or one opened on first use.
-Rows = pa.Table | LazyTable
+Rows = pa.Table | LazyTable[pa.Table]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +73,8 @@ class Shard:
         fingerprint: Names the shard's rows (its cache key).
         rows: The table (memory-mapped from ``entries`` when cached), or a
             `LazyTable` that opens it on first use; `table` reads it.
-        indices: The rows of ``table`` the shard holds, in order (None: all).
+        kept: The rows of ``table`` the shard holds, in order (None: all), or a
+            `LazyTable` that reads them on first use; `indices` reads them.
         entries: The cache entries the shard's files live in, held open.
         table_entry: The entry whose whole table ``table`` is, if any: a stored
             dataset references it instead of copying the rows.
@@ -77,7 +82,7 @@ class Shard:
 
     fingerprint: str
     rows: Rows
-    indices: pa.Array | None = None
+    kept: pa.Array | LazyTable[pa.Array] | None = None
     entries: tuple[CacheEntry, ...] = ()
     table_entry: CacheEntry | None = None
 
@@ -92,9 +97,16 @@ class Shard:
         return self.rows.num_rows
 
     @property
+    def indices(self) -> pa.Array | None:
+        """The rows of `table` the shard holds, in order (None: all), read now if they were not."""
+        return self.kept.get() if isinstance(self.kept, LazyTable) else self.kept
+
+    @property
     def num_rows(self) -> int:
-        """The rows the shard holds (after its indices, if any)."""
-        return len(self.indices) if self.indices is not None else self.table_rows
+        """The rows the shard holds (after its indices, if any), without reading them."""
+        if self.kept is None:
+            return self.table_rows
+        return self.kept.num_rows if isinstance(self.kept, LazyTable) else len(self.kept)
 
     def read(self, start: int, stop: int) -> pa.Table:
         """Rows ``start`` to ``stop`` of the shard (zero-copy without indices)."""

@@ -53,6 +53,8 @@ _SUMMARY = "last-used.json"
 _ENDED = "ended"
 #: A record naming more than twice the keys held, plus this, is rewritten smaller.
 _COMPACT_SLACK = 1024
+#: Seconds the exit waits for remote records to be marked ended.
+_EXIT_WAIT = 5.0
 
 
 class _ProcessRecord:
@@ -72,6 +74,10 @@ class _ProcessRecord:
     @property
     def pid(self) -> int:
         return self._owner.pid
+
+    @property
+    def is_local(self) -> bool:
+        return self._storage.is_local
 
     def hold(self, key: str) -> None:
         with self._lock:
@@ -144,7 +150,9 @@ class _ProcessRecord:
         if not self._created or os.getpid() != self._owner.pid:
             return
         line = f"{_ENDED} {time.time()}"
-        with contextlib.suppress(OSError):
+        # Best effort: a record left unmarked pins nothing once its process is gone (or,
+        # from another host, after foreign_ttl); an object store may be unreachable by now.
+        with contextlib.suppress(Exception):
             if self._storage.is_local:
                 self._storage.append_bytes(self._path, f"{line}\n".encode())
             else:
@@ -181,8 +189,15 @@ class _Records:
     def _end_all(self) -> None:
         with self._lock:
             records = list(self._records.values())
+        remote = [record for record in records if not record.is_local]
         for record in records:
-            record.end()
+            if record.is_local:
+                record.end()
+        if remote:  # network I/O at exit: bounded, so a hung store never hangs the exit
+            ender = threading.Thread(target=lambda: [record.end() for record in remote])
+            ender.daemon = True
+            ender.start()
+            ender.join(_EXIT_WAIT)
 
 
 _RECORDS = _Records()

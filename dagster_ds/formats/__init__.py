@@ -26,6 +26,7 @@ from dagster_ds.formats._batches import ReadStats as ReadStats
 from dagster_ds.formats._csv import iter_csv_batches as iter_csv_batches
 from dagster_ds.formats._csv_write import CsvWriter as CsvWriter
 from dagster_ds.formats._file import ResolvedFile as ResolvedFile
+from dagster_ds.formats._fingerprint import fingerprint_each_file as fingerprint_each_file
 from dagster_ds.formats._fingerprint import fingerprint_files as fingerprint_files
 from dagster_ds.formats._infer import FORMATS as FORMATS
 from dagster_ds.formats._infer import infer_compression as infer_compression
@@ -87,5 +88,6 @@ __all__ = [
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
     "DEFAULT_MAX_DEPTH",
+    "fingerprint_each_file",
     "is_file_object",
 ]

@@ -47,7 +47,9 @@ class StatRecords:
     """Recorded digests of local files in ``folder`` (an SQLite database), shared by processes.
 
     Open for one batch of lookups (a ``with`` block): the database connection is
-    closed at its end, so none outlives the call or crosses a fork.
+    closed at its end, so none outlives the call or crosses a fork. What the
+    block records is written at its end, in one transaction (one sync of the
+    database for a split of thousands of files, not one per file).
 
     Example:
         >>> import tempfile
@@ -61,6 +63,7 @@ class StatRecords:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._broken = False
+        self._pending: dict[str, tuple[str, int, str]] = {}  # key text -> digest, when, checksum
 
     def __enter__(self) -> StatRecords:
         return self
@@ -69,25 +72,49 @@ class StatRecords:
         self.close()
 
     def close(self) -> None:
-        """Close the database connection, if one was opened."""
+        """Write what was recorded, and close the database connection, if one was opened."""
+        self.flush()
         with self._lock:
             connection, self._connection = self._connection, None
         if connection is not None:
             connection.close()
 
+    def flush(self) -> None:
+        """Write what was recorded since the last flush, in one transaction."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        if not pending:
+            return
+        connection = self._connect(create=True)
+        if connection is None:
+            return
+        rows = [(key, *record) for key, record in pending.items()]
+        try:
+            with self._lock, connection:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO records (key, digest, hashed_ns, checksum)"
+                    " VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+        except sqlite3.Error:
+            return
+
     def lookup(self, key: StatKey) -> str | None:
         """The digest recorded for ``key`` if the record is intact and trusted, else None."""
-        connection = self._connect(create=False)
-        if connection is None:
-            return None
-        try:
-            with self._lock:
-                row = connection.execute(
-                    "SELECT digest, hashed_ns, checksum FROM records WHERE key = ?",
-                    (_key_text(key),),
-                ).fetchone()
-        except sqlite3.Error:
-            return None
+        text = _key_text(key)
+        with self._lock:
+            row = self._pending.get(text)
+        if row is None:
+            connection = self._connect(create=False)
+            if connection is None:
+                return None
+            try:
+                with self._lock:
+                    row = connection.execute(
+                        "SELECT digest, hashed_ns, checksum FROM records WHERE key = ?", (text,)
+                    ).fetchone()
+            except sqlite3.Error:
+                return None
         if row is None:
             return None
         digest, hashed_ns, checksum = row
@@ -98,19 +125,9 @@ class StatRecords:
         return digest if trusted(key, hashed_ns) else None
 
     def record(self, key: StatKey, digest: str, hashed_ns: int) -> None:
-        """Remember that the file of ``key`` hashed to ``digest`` at ``hashed_ns``."""
-        connection = self._connect(create=True)
-        if connection is None:
-            return
-        try:
-            with self._lock, connection:
-                connection.execute(
-                    "INSERT OR REPLACE INTO records (key, digest, hashed_ns, checksum)"
-                    " VALUES (?, ?, ?, ?)",
-                    (_key_text(key), digest, hashed_ns, _checksum(key, digest, hashed_ns)),
-                )
-        except sqlite3.Error:
-            return
+        """Remember that the file of ``key`` hashed to ``digest`` at ``hashed_ns`` (see `flush`)."""
+        with self._lock:
+            self._pending[_key_text(key)] = (digest, hashed_ns, _checksum(key, digest, hashed_ns))
 
     def _connect(self, *, create: bool) -> sqlite3.Connection | None:
         if self._connection is not None or self._broken:

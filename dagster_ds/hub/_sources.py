@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -23,8 +23,37 @@ from dagster_ds.hub._push import (
 )
 from dagster_ds.hub._shards import split_evenly
 
-if TYPE_CHECKING:
-    from dagster_ds.arrow import Shard
+
+class _Shard(Protocol):
+    """What a push reads of one shard of a map-style dataset (`dagster_ds.arrow.Shard`)."""
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def num_rows(self) -> int:
+        """Rows the shard holds (after its row positions, if any)."""
+        ...
+
+    @property
+    def table_rows(self) -> int:
+        """Rows of its table, without opening it."""
+        ...
+
+    @property
+    def table(self) -> pa.Table:
+        """Its table, opened now if it was not."""
+        ...
+
+    @property
+    def table_entry(self) -> _Sized | None:
+        """The cache entry holding its whole table, if any."""
+        ...
+
+
+class _Sized(Protocol):
+    @property
+    def size(self) -> int: ...
 
 
 class MapStyleSplit(Protocol):
@@ -55,9 +84,15 @@ class MapStyleSplit(Protocol):
         """The whole Arrow table (before any indices mapping)."""
         ...
 
-    # The shards the rows are made of, in order, and the mapping over them (None: none).
-    _shards: tuple[Shard, ...]
-    _mapping: pa.Array | None
+    @property
+    def _shards(self) -> Sequence[_Shard]:
+        """The shards the rows are made of, in order."""
+        ...
+
+    @property
+    def _mapping(self) -> pa.Array | None:
+        """The indices mapping over the shards' rows (None: none)."""
+        ...
 
     def __len__(self) -> int:
         """The number of rows."""
@@ -129,7 +164,9 @@ def _shard_pieces(dataset: MapStyleSplit, schema: bytes, limit: int) -> _Pieces:
         rows = shard.num_rows
         if not rows:
             continue
-        nbytes = shard.table.nbytes * rows // max(shard.table_rows, 1)
+        # The entry's size when there is one: the table is not opened (nor read) for it.
+        whole = shard.table_entry.size if shard.table_entry is not None else shard.table.nbytes
+        nbytes = whole * rows // max(shard.table_rows, 1)
         parts = int(nbytes / limit) + 1
         for part in range(parts):
             low, high = split_evenly(rows, parts, part)

@@ -340,12 +340,12 @@ def test_batch_by_column_runs_cross_data_files(datasets: ModuleType, tmp_path: P
     files = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
     dagster_ds.Dataset.from_dict({"k": [1, 2, 2], "v": [0, 1, 2]}).to_parquet(files[0])
     dagster_ds.Dataset.from_dict({"k": [2, 3], "v": [3, 4]}).to_parquet(files[1])
-    ours = dagster_ds.Dataset.from_parquet(files)
+    ours = dagster_ds.Dataset.from_parquet(files, shard_bytes=0)
     assert len(ours.cache_files) == 2  # two shards
     batched = ours.batch(by_column="k")
     expected = datasets.Dataset.from_parquet(files).batch(by_column="k")
     assert batched.to_dict() == expected.to_dict()
-    again = dagster_ds.Dataset.from_parquet(files).batch(by_column="k")
+    again = dagster_ds.Dataset.from_parquet(files, shard_bytes=0).batch(by_column="k")
     assert again.fingerprint == batched.fingerprint
     assert again.cache_files == batched.cache_files
     assert ours.batch(by_column="v").fingerprint != batched.fingerprint

@@ -208,7 +208,8 @@ def test_a_corrupted_cache_file_is_detected_and_recomputed(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             _, out = pipeline.run()
-        print(json.dumps({"b": out["b"][:], "warnings": [w.category.__name__ for w in caught]}))
+            b = out["b"][:]  # detected when read: a cached map's rows are read on first use
+        print(json.dumps({"b": b, "warnings": [w.category.__name__ for w in caught]}))
         """,
         path=[project],
         env={"COUNTER": str(counter)},
@@ -236,6 +237,7 @@ for _ in sys.stdin:
             lambda b: {"b": [v * 2 for v in b["a"]], "pad": ["x" * 40] * len(b["a"])},
             batched=True,
         )
+        out.data  # its rows, read (a map found in the cache is read on first use)
         os.write(write, out.fingerprint.encode())
         os._exit(0)
     os.close(write)

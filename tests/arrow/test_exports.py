@@ -49,10 +49,13 @@ def test_exports_are_read_back_by_the_anchor(ds: Dataset, tmp_path: Path) -> Non
 def test_cleanup_removes_derived_entries_but_not_the_ones_in_use(ds: Dataset) -> None:
     kept = ds.map(lambda x: {"n": 1})
     ds.map(lambda x: {"n": 2}).filter(lambda x: x["n"] == 2)
-    fingerprints_before = {info.fingerprint for info in CacheStore().ls()}
-    assert len(fingerprints_before) == 3
+
+    def results() -> set[str]:  # entries holding rows, not records of a transform's outputs
+        return {info.fingerprint for info in CacheStore().ls() if info.files}
+
+    assert len(results()) == 3
     assert kept.cleanup_cache_files() == 2
-    assert {info.fingerprint for info in CacheStore().ls()} == {kept.fingerprint}
+    assert results() == {kept.fingerprint}
     assert kept["n"][:] == [1, 1, 1]
 
 

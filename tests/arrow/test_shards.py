@@ -1,5 +1,7 @@
-"""Shards: a dataset read from files is one shard per file, and row-local transforms run
-shard by shard, each output shard cached under its own fingerprint."""
+"""Shards: a dataset read from files with ``shard_bytes=0`` is one shard per file, and
+row-local transforms run shard by shard, each output shard cached under its own fingerprint.
+
+(Small files grouped into shards, the default: tests/arrow/test_files.py.)"""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def long(example):
     return example["length"] > 3
 
 
-ds = load_dataset("json", data_files={pattern!r}, split="train")
+ds = load_dataset("json", data_files={pattern!r}, split="train", shard_bytes=0)
 mapped = ds.map(measure, batched=True, batch_size=500)
 kept = mapped.filter(long)
 print(ds.num_shards, len(kept), sum(mapped["length"][:]), kept.fingerprint)
@@ -97,14 +99,15 @@ def test_appending_one_file_recomputes_and_stores_only_that_file(
     assert _computed_rows(log) == 0  # removing a file recomputes nothing
 
 
-def _files_dataset(folder: Path, sizes: list[int]) -> Dataset:
+def _files_dataset(folder: Path, sizes: list[int], shard_bytes: int = 0) -> Dataset:
     folder.mkdir(parents=True, exist_ok=True)
     start = 0
     for index, size in enumerate(sizes):
         lines = [json.dumps({"n": start + row, "s": str(start + row)}) for row in range(size)]
         (folder / f"part-{index:03d}.jsonl").write_text("".join(f"{line}\n" for line in lines))
         start += size
-    return load_dataset("json", data_files=str(folder / "*.jsonl"), split="train")
+    pattern = str(folder / "*.jsonl")
+    return load_dataset("json", data_files=pattern, split="train", shard_bytes=shard_bytes)
 
 
 @settings(
@@ -116,17 +119,24 @@ def _files_dataset(folder: Path, sizes: list[int]) -> Dataset:
     sizes=st.lists(st.integers(0, 7), min_size=1, max_size=5),
     batch_size=st.integers(1, 4),
     seed=st.integers(0, 3),
+    shard_bytes=st.sampled_from([0, 60, 4 << 20]),  # a file per shard, some, all in one
 )
 def test_sharded_transforms_equal_the_same_transforms_on_one_table(
-    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], batch_size: int, seed: int
+    tmp_path_factory: pytest.TempPathFactory,
+    sizes: list[int],
+    batch_size: int,
+    seed: int,
+    shard_bytes: int,
 ) -> None:
     if sum(sizes) == 0:
         sizes = [*sizes, 1]
-    sharded = _files_dataset(tmp_path_factory.mktemp("files"), sizes)
+    sharded = _files_dataset(tmp_path_factory.mktemp("files"), sizes, shard_bytes)
     single = Dataset(
         pa.table({"n": list(range(sum(sizes))), "s": [str(n) for n in range(sum(sizes))]})
     )
-    assert sharded.num_shards == len(sizes)
+    assert 1 <= sharded.num_shards <= len(sizes)
+    assert shard_bytes != 0 or sharded.num_shards == len(sizes)
+    assert shard_bytes != 4 << 20 or sharded.num_shards == 1
     for ds in (sharded, single):
         assert ds["n"][:] == list(range(sum(sizes)))
 

@@ -159,3 +159,30 @@ def test_processes_hashing_the_same_files_at_once_agree(tmp_path: Path) -> None:
     outputs = [run.communicate(timeout=120)[0].split()[0] for run in runs]
     assert outputs == [expected.hexdigest()] * 3
     assert _fingerprint_in_a_new_process(files, state)[0] == expected.hexdigest()
+
+
+def test_records_of_many_files_are_written_in_one_transaction(tmp_path: Path) -> None:
+    """Thousands of tiny files cost a few writes of the database, not a sync per file."""
+    files = []
+    for index in range(500):
+        path = tmp_path / f"part-{index}.txt"
+        path.write_text(f"row {index}\n")
+        files.append(path)
+    state = tmp_path / "state"
+    out = _run(
+        f"""
+        from dagster_ds.formats import fingerprint_files
+
+        def writes() -> int:
+            with open("/proc/self/io") as io:
+                return int(next(line for line in io if line.startswith("syscw:")).split()[1])
+
+        files = {[str(path) for path in files]!r}
+        before = writes()
+        fingerprint_files(files, state_dir={str(state)!r})
+        print(writes() - before)
+        """
+    )
+    assert int(out) < 100  # a write per record would be 500 at least
+    with closing(sqlite3.connect(state / DATABASE)) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM records").fetchone() == (500,)

@@ -1,0 +1,124 @@
+"""Usage records: a lookup writes nothing, a process's reads write one record, gc honours it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dagster_ds.cache import CacheStore
+from tests.conftest import s3_requests
+
+from .conftest import fingerprint
+
+DATA = "data-00000-of-00001.arrow"
+ENTRIES = 100
+
+
+def _fill(store: CacheStore, count: int) -> list[str]:
+    keys = [fingerprint(number) for number in range(1, count + 1)]
+    for key in keys:
+        with store.writer(key) as writer:
+            writer.write_bytes(DATA, key.encode() * 4)
+        writer.entry.close()
+    return keys
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root``: (size, mtime in ns)."""
+    return {
+        str(path.relative_to(root)): (path.stat().st_size, path.stat().st_mtime_ns)
+        for path in root.rglob("*")
+        if path.is_file()
+    }
+
+
+_READER = """
+import json, sys
+from dagster_ds.cache import CacheStore
+store = CacheStore(sys.argv[1])
+entries = [store.lookup(key) for key in json.loads(sys.argv[2])]
+assert all(entry is not None for entry in entries)
+print("looked up", flush=True)
+sys.stdin.readline()
+for entry in entries:
+    with entry.open("data-00000-of-00001.arrow") as file:
+        file.read()
+print("read", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_lookups_write_nothing_and_a_process_s_reads_write_one_record(tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    keys = _fill(CacheStore(root), ENTRIES)
+    before = _tree(root)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _READER, str(root), json.dumps(keys)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert reader.stdin is not None
+    assert reader.stdout is not None
+    try:
+        assert reader.stdout.readline() == "looked up\n"
+        assert _tree(root) == before  # 100 lookups: not one byte written
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline() == "read\n"
+        after = _tree(root)
+        written = sorted(set(after) - set(before))
+        assert [Path(name).parent.name for name in written] == ["usage"]  # one record
+        assert {name: after[name] for name in before} == before  # nothing else touched
+        record = (root / written[0]).read_text().splitlines()
+        assert sorted(line.split()[0] for line in record[1:]) == keys
+        assert CacheStore(root).gc(0).evicted == ()  # the live reader's record pins them all
+    finally:
+        reader.communicate("\n", timeout=30)
+    assert reader.returncode == 0
+    assert len(CacheStore(root).gc(0).evicted) == ENTRIES  # its process ended: nothing pinned
+    left = [path.name for path in (root / "usage").iterdir() if path.is_file()]
+    assert left == ["last-used.json"]  # gc folded the ended record into the summary
+
+
+def test_on_s3_a_lookup_is_one_get_and_reads_write_the_record_once(s3_endpoint: str) -> None:
+    store = CacheStore("s3://datasets/cache", storage_options={"endpoint_url": s3_endpoint})
+    keys = _fill(store, 4)
+    with s3_requests() as lookups:
+        entries = [store.lookup(key) for key in keys]
+    assert all(entry is not None for entry in entries)
+    assert lookups.made() == [("GET", 200)] * len(keys)
+    with s3_requests() as reads:
+        for entry in entries:
+            assert entry is not None
+            with entry.open(DATA) as file:
+                assert file.read() == entry.key.encode() * 4
+    writes = [request for request in reads.made() if request[0] in ("PUT", "POST", "DELETE")]
+    assert writes == [("PUT", 200)]  # the usage record, once for the 4 entries held
+
+
+@pytest.mark.parametrize("checksums", ["first-use", "always"])
+def test_an_entry_evicted_between_lookup_and_read_fails_the_read_never_serves_it(
+    tmp_path: Path, checksums: str
+) -> None:
+    # Another process's gc may take an entry this one looked up but has not read yet
+    # (a lookup records nothing): the read then fails clearly, and the next lookup misses.
+    from dagster_ds.errors import CacheEntryDamagedError
+
+    root = tmp_path / "cache"
+    store = CacheStore(root, checksums=checksums)  # type: ignore[arg-type]
+    (key,) = _fill(store, 1)
+    entry = store.lookup(key)
+    assert entry is not None
+    code = (
+        f"from dagster_ds.cache import CacheStore; print(CacheStore({str(root)!r}).gc(0).evicted)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert key in done.stdout
+    with pytest.raises(CacheEntryDamagedError, match=r"removed or replaced|evicted"):
+        entry.open(DATA)
+    assert store.lookup(key) is None
