@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from dagster_ds.orchestration.source import _SourceSpec  # pyright: ignore[reportPrivateUsage]
 
 # Reader options that load_dataset takes as arguments of its own (they change the split).
-_ARGUMENTS = frozenset({"features", "columns", "filters", "cache_dir", "keep_in_memory"})
+_ARGUMENTS = frozenset(
+    {"features", "columns", "filters", "cache_dir", "keep_in_memory", "shard_bytes"}
+)
 
 
 def source_fingerprint(spec: _SourceSpec) -> str | None:
