@@ -46,6 +46,7 @@ from dagster_ds.arrow._stored import kept_entries as kept_entries
 from dagster_ds.arrow._stored import open_version as open_version
 from dagster_ds.arrow._stored import retain as retain
 from dagster_ds.arrow._stored import store_version as store_version
+from dagster_ds.arrow._stored import version_intact as version_intact
 from dagster_ds.arrow._stored import version_record as version_record
 from dagster_ds.fingerprint import LineageStep as LineageStep
 
@@ -84,5 +85,6 @@ __internal__ = [
     "shards_result",
     "split_fingerprint",
     "store_version",
+    "version_intact",
     "version_record",
 ]

@@ -10,6 +10,12 @@ derived from its fingerprint. Every guarantee of the cache (checksums, locks,
 leases, gc) therefore holds for stored versions, and a version one of whose
 entries is damaged or gone does not open: it is recomputed, never served.
 
+The version's record embeds the manifest of every entry it references, and
+their total size: opening a version reads one manifest (its own) whatever
+its shard count, each shard's files being checked when they are read;
+describing it or checking it is there reads nothing more. Versions of
+earlier releases, without those manifests, open through a lookup per entry.
+
 Each version also records its *content fingerprint*: xxh3 over the stored
 Arrow buffers (independent of chunking) of each shard, with the positions
 and mapping, so that two recipes producing the same rows share it.
@@ -35,8 +41,9 @@ from dagster_ds.arrow._results import (
     run,
     shard_table,
 )
-from dagster_ds.arrow._shards import Shard
+from dagster_ds.arrow._shards import LazyTable, Shard
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
+from dagster_ds.errors import CacheEntryDamagedError
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import Hasher, HashNode, LineageStep
 
@@ -121,6 +128,7 @@ def store_version(
     metadata: Mapping[str, Any] | None = None,
     previous: Mapping[str, Any] | None = None,
     written_since: datetime.datetime | None = None,
+    hash_content: bool = True,
 ) -> StoredVersion:
     """Store ``dataset`` in ``store`` under ``key``; reference what the store already holds.
 
@@ -128,18 +136,23 @@ def store_version(
     damaged one is replaced). ``previous``: an earlier version's record, whose
     content fingerprints of shared shards are reused instead of recomputed.
     ``written_since``: count the referenced entries created since then (by the
-    transforms that computed ``dataset``) in ``bytes_written``.
+    transforms that computed ``dataset``) in ``bytes_written``. ``hash_content``:
+    False records the recipe fingerprint as the content fingerprint, reading no rows
+    (for a record that only makes the dataset quick to open, like a loaded source's).
     """
     existing = open_version(store, key, cls=type(dataset))
     if existing is not None:
         return describe_version(store, key)
     store.remove(key, force=True)
     known = known_contents(previous)
+    manifests = _held_manifests(store, dataset)
     written = 0
     shards: list[dict[str, Any]] = []
-    contents: list[str] = []
+    contents: list[str | None] = []
     for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
-        reference, cost = _store_shard(store, shard, dataset.features, known)
+        reference, cost = _store_shard(
+            store, shard, dataset.features, known if hash_content else None, manifests
+        )
         written += cost
         shards.append(reference)
         contents.append(reference["content"])
@@ -147,9 +160,13 @@ def store_version(
     mapping = dataset._mapping  # pyright: ignore[reportPrivateUsage]
     if mapping is not None:
         mapping_key = derived_key("stored-mapping", dataset.fingerprint)
-        written += _store_indices(store, mapping_key, mapping)
+        written += _store_indices(store, mapping_key, mapping, manifests)
         contents.append(Hasher.hash(mapping))
-    content = Hasher.hash({"shards": contents, "features": dataset.features.to_dict()})
+    content = (
+        Hasher.hash({"shards": contents, "features": dataset.features.to_dict()})
+        if hash_content
+        else dataset.fingerprint
+    )
     record: dict[str, Any] = {
         "kind": VERSION_KIND,
         "fingerprint": dataset.fingerprint,
@@ -163,10 +180,51 @@ def store_version(
         "mapping": mapping_key,
         **dict(metadata or {}),
     }
+    embedded = _embedded(store, referenced_keys(record), manifests)
+    record[ENTRIES] = embedded
+    record[SIZE] = _total_size(embedded.values())
     store.get_or_create(key, lambda writer: writer.update_metadata(record)).close()
     if written_since is not None:
         written += _bytes_created_since(dataset, written_since)
     return _described(store, key, written)
+
+
+#: The record item embedding the manifest of each entry a version references, by key.
+ENTRIES = "entries"
+#: The record item holding the bytes of every data file the version references.
+SIZE = "size"
+
+
+def _held_manifests(store: CacheStore, dataset: Dataset) -> dict[str, dict[str, Any]]:
+    """The manifests of the entries of ``store`` that ``dataset`` holds open, by key."""
+    held = [
+        *(entry for shard in dataset._shards for entry in shard.entries),  # pyright: ignore[reportPrivateUsage]
+        *dataset._mapping_entries,  # pyright: ignore[reportPrivateUsage]
+    ]
+    return {entry.key: entry.manifest for entry in held if holds(store, entry)}
+
+
+def _embedded(
+    store: CacheStore, keys: Sequence[str], manifests: Mapping[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The manifest of each entry ``keys`` name: known, else read (one read each)."""
+    embedded: dict[str, dict[str, Any]] = {}
+    for key in keys:
+        manifest = manifests.get(key)
+        if manifest is None:
+            read = store.manifest(key)
+            if read is None:
+                raise RuntimeError(
+                    f"The entry {key!r} of {store.root!r} vanished while a version referencing"
+                    " it was being stored: run again to compute it."
+                )
+            manifest = dict(read.to_json())
+        embedded[key] = manifest
+    return embedded
+
+
+def _total_size(manifests: Collection[Mapping[str, Any]]) -> int:
+    return sum(int(file["size"]) for manifest in manifests for file in manifest["files"])
 
 
 def _bytes_created_since(dataset: Dataset, since: datetime.datetime) -> int:
@@ -187,7 +245,8 @@ def open_version(store: CacheStore, key: str, *, cls: type[Dataset]) -> Dataset 
     """The dataset stored under ``key``, memory-mapped; None if absent, damaged or partial.
 
     The dataset is a ``cls``: `Dataset`, which this module is below and does not import.
-    Damaged entries are quarantined with a `CacheCorruptionWarning` by the store.
+    Damaged entries are quarantined with a `CacheCorruptionWarning` by the store; a
+    version one of whose entries is found damaged or gone is removed.
     """
     version = store.lookup(key)
     if version is None:
@@ -197,22 +256,28 @@ def open_version(store: CacheStore, key: str, *, cls: type[Dataset]) -> Dataset 
         version.close()
         return None
     features = Features.from_yaml_list(record["features"])  # type: ignore[arg-type]
+    opener = _Opener(store, record)
     shards: list[Shard] = []
-    for reference in record["shards"]:  # type: ignore[union-attr]
-        shard = _open_shard(store, reference)  # type: ignore[arg-type]
-        if shard is None:
-            version.close()
-            return None
-        shards.append(shard)
     entries: list[CacheEntry] = [version]
     mapping = None
-    if isinstance(record.get("mapping"), str):
-        mapping_entry = store.lookup(str(record["mapping"]))
-        if mapping_entry is None:
-            version.close()
-            return None
-        mapping = read_indices(mapping_entry)
-        entries.append(mapping_entry)
+    try:
+        for reference in record["shards"]:  # type: ignore[union-attr]
+            shard = opener.shard(reference)  # type: ignore[arg-type]
+            if shard is None:
+                return opener.fail(version)
+            shards.append(shard)
+        if isinstance(record.get("mapping"), str):
+            mapping_entry = opener.entry(str(record["mapping"]))
+            if mapping_entry is None:
+                return opener.fail(version)
+            mapping = read_indices(mapping_entry)
+            entries.append(mapping_entry)
+        if not opener.intact():
+            return opener.fail(version)
+    except CacheEntryDamagedError:  # an entry it names is gone or damaged: it is stale
+        opener.fail(version)
+        store.remove(key, force=True)
+        return None
     dataset = cls._from_shards(  # pyright: ignore[reportPrivateUsage]
         None,
         shards,
@@ -271,26 +336,68 @@ def referenced_keys(record: Mapping[str, Any]) -> list[str]:
 
 
 def _described(store: CacheStore, key: str, written: int) -> StoredVersion:
-    """The version as its manifests record it: one read per entry, nothing verified.
+    """The version as its manifest records it: one read, nothing verified.
 
-    Callers have just stored or opened (verified) the version.
+    Callers have just stored or opened (verified) the version. A version of an
+    earlier release, which records no size, also reads each entry's manifest.
     """
     version = store.manifest(key)
     if version is None:
         raise RuntimeError(f"The stored version {key!r} vanished right after being stored.")
     record = version.metadata
-    size = 0
-    for reference_key in referenced_keys(record):
-        referenced = store.manifest(reference_key)
-        if referenced is not None:
-            size += referenced.size
+    size = record.get(SIZE)
+    if not isinstance(size, int):
+        size = 0
+        for reference_key in referenced_keys(record):
+            referenced = store.manifest(reference_key)
+            if referenced is not None:
+                size += referenced.size
     return StoredVersion(str(record["content_fingerprint"]), written, size)
 
 
+def version_intact(store: CacheStore, key: str) -> bool:
+    """Whether the version under ``key`` is stored and its entries look intact.
+
+    One manifest read, then `CacheStore.check_entries` over the entries its
+    record embeds (a stat per file locally, nothing on object stores: files are
+    checked when read). A damaged entry is quarantined (warning) and the
+    version counts as absent. A version of an earlier release is opened instead.
+    """
+    version = store.lookup(key)
+    if version is None:
+        return False
+    with version:
+        record = version.metadata
+    if record.get("kind") != VERSION_KIND:
+        return False
+    embedded = record.get(ENTRIES)
+    if not isinstance(embedded, dict):
+        from dagster_ds.arrow._dataset import Dataset
+
+        dataset = open_version(store, key, cls=Dataset)
+        if dataset is None:
+            return False
+        for entry in dataset._entries:  # pyright: ignore[reportPrivateUsage]
+            entry.close()
+        return True
+    opener = _Opener(store, record)
+    entries = [opener.entry(reference) for reference in referenced_keys(record)]
+    try:
+        return all(entry is not None for entry in entries) and opener.intact()
+    finally:
+        opener.close()
+
+
 def _store_shard(
-    store: CacheStore, shard: Shard, features: Features, known: Mapping[tuple[str, str | None], str]
+    store: CacheStore,
+    shard: Shard,
+    features: Features,
+    known: Mapping[tuple[str, str | None], str] | None,
+    manifests: dict[str, dict[str, Any]],
 ) -> tuple[dict[str, Any], int]:
     """The reference to ``shard`` in ``store``, writing what it lacks; and the bytes written.
+
+    ``known``: content fingerprints computed before, by (table, rows); None: hash nothing.
 
     A shard over a whole table entry references that entry (copied once if it
     lives in another store) and stores its row positions if it has any; any
@@ -301,20 +408,24 @@ def _store_shard(
     if shard.table_entry is not None:
         table_key = shard.table_entry.key
         if not holds(store, shard.table_entry):
-            written += _copy_table(store, table_key, shard.table, features)
+            written += _copy_table(store, table_key, shard.table, features, manifests)
         if shard.indices is not None:
             rows_key = _rows_entry(store, shard)
             if rows_key is None:
                 rows_key = derived_key("stored-rows", shard.fingerprint)
-                written += _store_indices(store, rows_key, shard.indices)
+                written += _store_indices(store, rows_key, shard.indices, manifests)
     else:
         table_key = derived_key("stored-table", shard.fingerprint)
-        written += _copy_table(store, table_key, shard, features)
-    content = known.get((table_key, rows_key)) or _content(shard, table_key, rows_key)
+        written += _copy_table(store, table_key, shard, features, manifests)
+    content = (
+        None
+        if known is None
+        else known.get((table_key, rows_key)) or _content(store, shard, table_key, rows_key)
+    )
     reference = {
         "fingerprint": shard.fingerprint,
         "table": table_key,
-        "bases": _bases(store, table_key),
+        "bases": _bases(store, table_key, manifests),
         "rows": rows_key,
         "num_rows": shard.num_rows,
         "content": content,
@@ -323,8 +434,20 @@ def _store_shard(
 
 
 def _rows_entry(store: CacheStore, shard: Shard) -> str | None:
-    """The key of an entry of ``store`` among the shard's holding exactly its rows (a filter's)."""
+    """The key of an entry of ``store`` among the shard's holding exactly its rows (a filter's).
+
+    The entry named by the shard's fingerprint holds them by construction (the
+    transform that made the shard wrote it): nothing is read. Others are compared.
+    """
     assert shard.indices is not None
+    for entry in shard.entries:
+        if (
+            entry.key == shard.fingerprint
+            and entry.metadata_item("kind") == "indices"
+            and entry.metadata_item("num_rows") == len(shard.indices)
+            and holds(store, entry)
+        ):
+            return entry.key
     for entry in reversed(shard.entries):
         if entry.metadata.get("kind") != "indices" or not holds(store, entry):
             continue
@@ -333,26 +456,37 @@ def _rows_entry(store: CacheStore, shard: Shard) -> str | None:
     return None
 
 
-def _bases(store: CacheStore, key: str) -> list[str]:
-    """The entries whose columns the table entry ``key`` keeps (see `_changed_columns`)."""
+def _bases(store: CacheStore, key: str, manifests: dict[str, dict[str, Any]]) -> list[str]:
+    """The entries whose columns the table entry ``key`` keeps (see `_changed_columns`).
+
+    Read from the ``manifests`` known (one manifest read for each other one, kept there).
+    """
     bases: list[str] = []
     while True:
-        entry = store.lookup(key)
-        if entry is None:
-            return bases
-        with entry:
-            base = entry.metadata.get("base")
+        manifest: dict[str, Any] | None = manifests.get(key)
+        if manifest is None:
+            read = store.manifest(key)
+            if read is None:
+                return bases
+            manifest = manifests[key] = dict(read.to_json())
+        base = manifest["metadata"].get("base")
         if not isinstance(base, str) or base in bases:
             return bases
         bases.append(base)
         key = base
 
 
-def _copy_table(store: CacheStore, key: str, rows: pa.Table | Shard, features: Features) -> int:
+def _copy_table(
+    store: CacheStore,
+    key: str,
+    rows: pa.Table | Shard,
+    features: Features,
+    manifests: dict[str, dict[str, Any]] | None = None,
+) -> int:
     """Write ``rows`` (a table, or a shard's rows) as a table entry under ``key``, once.
 
     Returns the bytes this call wrote: 0 when the entry existed, or another
-    process wrote it first.
+    process wrote it first. The entries' manifests are added to ``manifests``.
     """
     built: list[bool] = []
 
@@ -372,11 +506,15 @@ def _copy_table(store: CacheStore, key: str, rows: pa.Table | Shard, features: F
     shard, _ = shard_table(transform, write, lambda _schema: features, store=store)
     size = sum(entry.size for entry in shard.entries)
     for entry in shard.entries:
+        if manifests is not None:
+            manifests[entry.key] = entry.manifest
         entry.close()
     return size if built else 0
 
 
-def _store_indices(store: CacheStore, key: str, indices: pa.Array) -> int:
+def _store_indices(
+    store: CacheStore, key: str, indices: pa.Array, manifests: dict[str, dict[str, Any]]
+) -> int:
     """Write row positions as an entry under ``key``, once; the bytes this call wrote."""
     built: list[bool] = []
 
@@ -387,36 +525,128 @@ def _store_indices(store: CacheStore, key: str, indices: pa.Array) -> int:
 
     transform = Transform("store", (), key, HashNode("stored", "stored rows", key))
     with run(transform, build, store=store) as entry:
+        manifests[entry.key] = entry.manifest
         return entry.size if built else 0
 
 
-def _open_shard(store: CacheStore, reference: Mapping[str, Any]) -> Shard | None:
-    shard = lookup_table_shard(store, str(reference["table"]))
-    if shard is None:
-        return None
-    fingerprint = str(reference["fingerprint"])
-    if not reference.get("rows"):
-        return Shard(fingerprint, shard.rows, None, shard.entries, shard.table_entry)
-    rows_entry = store.lookup(str(reference["rows"]))
-    if rows_entry is None:
-        for entry in shard.entries:
-            entry.close()
-        return None
-    rows = read_indices(rows_entry)
-    return Shard(fingerprint, shard.rows, rows, (*shard.entries, rows_entry), shard.table_entry)
+class _Opener:
+    """Opens the entries a version record references: from the manifests it embeds.
+
+    Each entry is opened once (shards share base entries); a record of an
+    earlier release, without embedded manifests, has each entry looked up.
+    """
+
+    def __init__(self, store: CacheStore, record: Mapping[str, Any]) -> None:
+        self._store = store
+        embedded = record.get(ENTRIES)
+        self._manifests: Mapping[str, Any] | None = embedded if isinstance(embedded, dict) else None
+        self._entries: dict[str, CacheEntry | None] = {}
+        self._tables: dict[str, Shard | None] = {}
+
+    def entry(self, key: str) -> CacheEntry | None:
+        """The entry under ``key``: from its embedded manifest (no read), else looked up."""
+        if key not in self._entries:
+            manifest = self._manifests.get(key) if self._manifests is not None else None
+            self._entries[key] = (
+                self._store.known_entry(key, manifest)
+                if isinstance(manifest, dict)
+                else self._store.lookup(key)
+            )
+        return self._entries[key]
+
+    def table(self, key: str) -> Shard | None:
+        """The shard of the table entry ``key``, its base (if any) opened through ``self``."""
+        if key not in self._tables:
+            self._tables[key] = None  # a base cycle opens as absent
+            if self._manifests is None:
+                self._tables[key] = lookup_table_shard(self._store, key)
+            else:
+                self._tables[key] = self._embedded_table(key)
+        return self._tables[key]
+
+    def _embedded_table(self, key: str) -> Shard | None:
+        entry = self.entry(key)
+        if entry is None:
+            return None
+        base_key = entry.metadata_item("base")
+        base = self.table(base_key) if isinstance(base_key, str) else None
+        if isinstance(base_key, str) and base is None:
+            return None
+        opened = open_table_shard(entry, self._store, base)
+        return opened[0] if opened is not None else None
+
+    def shard(self, reference: Mapping[str, Any]) -> Shard | None:
+        """The shard a version's ``reference`` names; None if an entry of it is gone."""
+        table = self.table(str(reference["table"]))
+        if table is None:
+            return None
+        fingerprint = str(reference["fingerprint"])
+        if not reference.get("rows"):
+            return Shard(fingerprint, table.rows, None, table.entries, table.table_entry)
+        rows_entry = self.entry(str(reference["rows"]))
+        if rows_entry is None:
+            return None
+        rows = read_indices(rows_entry)
+        return Shard(fingerprint, table.rows, rows, (*table.entries, rows_entry), table.table_entry)
+
+    def intact(self) -> bool:
+        """Whether the entries opened from embedded manifests look intact (see check_entries)."""
+        if self._manifests is None:
+            return True
+        return self._store.check_entries([e for e in self._entries.values() if e is not None])
+
+    def close(self) -> None:
+        """Release every entry opened."""
+        for entry in self._entries.values():
+            if entry is not None:
+                entry.close()
+        for shard in self._tables.values():
+            for entry in shard.entries if shard is not None else ():
+                entry.close()
+
+    def fail(self, version: CacheEntry) -> None:
+        """Release everything opened and the version itself: it does not open."""
+        self.close()
+        version.close()
 
 
-def _content(shard: Shard, table_key: str, rows_key: str | None) -> str:
-    """The content fingerprint of a shard's rows, remembered per (table, rows) in-process."""
+def _content(store: CacheStore, shard: Shard, table_key: str, rows_key: str | None) -> str:
+    """The content fingerprint of a shard's rows, remembered per (table, rows) in-process.
+
+    A shard whose table is not open yet is hashed from a table opened for that
+    alone and dropped at once: storing a dataset holds one shard's rows at a time.
+    """
     memo_key = (table_key, rows_key)
     with _memo_lock:
         known = _content_memo.get(memo_key)
     if known is not None:
         return known
-    digest = Hasher.hash(shard.read(0, shard.num_rows))
+    hashed, opened = _unkept(store, shard)
+    try:
+        digest = Hasher.hash(hashed.read(0, shard.num_rows))
+    finally:
+        for entry in opened:
+            entry.close()
     with _memo_lock:
         _content_memo[memo_key] = digest
     return digest
+
+
+def _unkept(store: CacheStore, shard: Shard) -> tuple[Shard, tuple[CacheEntry, ...]]:
+    """``shard``, or its rows through a new `LazyTable` if its own is not open yet.
+
+    Opening the shard's own table would keep it for the shard's lifetime. Also
+    returns the entries opened for the new one (its bases), to close after use.
+    """
+    rows = shard.rows
+    opened = not isinstance(rows, LazyTable) or rows._table is not None  # pyright: ignore[reportPrivateUsage]
+    if opened or shard.table_entry is None or not holds(store, shard.table_entry):
+        return shard, ()
+    fresh = open_table_shard(shard.table_entry, store)
+    if fresh is None:
+        return shard, ()
+    # Its first entry is the shard's own, which stays held; the others are its bases.
+    return Shard(shard.fingerprint, fresh[0].rows, shard.indices), fresh[0].entries[1:]
 
 
 def known_contents(record: Mapping[str, Any] | None) -> dict[tuple[str, str | None], str]:

@@ -12,9 +12,14 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import Dataset, LineageStep
+from dagster_ds.arrow import VERSION_KIND, Dataset, LineageStep
 from dagster_ds.cache import cache_root
-from dagster_ds.errors import DatasetAssetDefinitionError, DatasetAssetOutputError
+from dagster_ds.errors import (
+    CacheEntryDamagedError,
+    DatasetAssetDefinitionError,
+    DatasetAssetOutputError,
+    DatasetNotStoredError,
+)
 from dagster_ds.fingerprint import HashNode
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
@@ -104,6 +109,51 @@ def execute(
         spec.code_version, parents, config_values, hidden.digests, partition_key=partition
     )
     store = _store(context, spec.io_manager_key)
+    try:
+        outcome = _outcome(
+            spec,
+            context,
+            store,
+            inputs,
+            config,
+            fingerprint,
+            (parents, config_values, hidden, partition),
+        )
+    except CacheEntryDamagedError as error:
+        raise _damaged_input(store, name, datasets, error) from error
+    stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
+    data_version = stored.content_fingerprint if stored is not None else fingerprint
+    metadata: dict[str, Any] = {
+        Key.RECIPE.value: fingerprint,
+        Key.CACHE.value: outcome.cache,
+        Key.PARENT_DATA_VERSIONS.value: dg.MetadataValue.json(parents),
+        **version_metadata(spec.code_version, data_version),
+        **outcome.described,
+        **outcome.hub,
+        CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
+        **duration_metadata(time.perf_counter() - started),
+    }
+    # What the inputs really were (Dagster would tag the parents' latest versions).
+    provenance = input_tags(
+        {
+            context.asset_key_for_input(param): (data, data.fingerprint)
+            for param, data in datasets.items()
+        }
+    )
+    yield _output(outcome.value, data_version, metadata, provenance)
+
+
+def _outcome(
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    store: DatasetStore | None,
+    inputs: Mapping[str, Any],
+    config: Any,
+    fingerprint: str,
+    recipe: tuple[dict[str, str], dict[str, Any] | None, Any, str | None],
+) -> _Outcome:
+    """Skip (the recipe is stored) or run the asset's function."""
+    parents, config_values, hidden, partition = recipe
     earlier = latest_materialization(context.instance, context.asset_key, partition)
     if (
         spec.code_version is not None
@@ -127,27 +177,47 @@ def execute(
             else None
         )
         changed = _why(spec, store, context.asset_key, fingerprint, tree, earlier)
-        outcome = _run(spec, context, store, dict(inputs), config, (fingerprint, tree), changed)
-    stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
-    data_version = stored.content_fingerprint if stored is not None else fingerprint
-    metadata: dict[str, Any] = {
-        Key.RECIPE.value: fingerprint,
-        Key.CACHE.value: outcome.cache,
-        Key.PARENT_DATA_VERSIONS.value: dg.MetadataValue.json(parents),
-        **version_metadata(spec.code_version, data_version),
-        **outcome.described,
-        **outcome.hub,
-        CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
-        **duration_metadata(time.perf_counter() - started),
-    }
-    # What the inputs really were (Dagster would tag the parents' latest versions).
-    provenance = input_tags(
-        {
-            context.asset_key_for_input(param): (data, data.fingerprint)
-            for param, data in datasets.items()
-        }
+        previous = recorded_value(earlier.metadata, Key.RECIPE) if earlier is not None else None
+        outcome = _run(
+            spec,
+            context,
+            store,
+            dict(inputs),
+            config,
+            (fingerprint, tree, previous if isinstance(previous, str) else None),
+            changed,
+        )
+    return outcome
+
+
+def _damaged_input(
+    store: DatasetStore | None,
+    name: str,
+    datasets: Mapping[str, Dataset | IterableDataset],
+    error: CacheEntryDamagedError,
+) -> DatasetNotStoredError:
+    """The error of a step that found a stored input damaged; the inputs' versions are dropped.
+
+    On object stores a version is not checked until its files are read, so the
+    versions the step read are removed: the next run recomputes them (their
+    intact entries are reused), instead of reading the same damage again.
+    """
+    dropped: list[str] = []
+    versions = [
+        entry
+        for dataset in datasets.values()
+        for entry in getattr(dataset, "_mapping_entries", ())[:1]  # a stored one's record
+        if entry.metadata_item("kind") == VERSION_KIND
+    ]
+    for entry in versions if store is not None else []:
+        assert store is not None
+        if store.cache.holds(entry) and store.cache.remove(entry.key, force=True):
+            dropped.append(entry.key)
+    return DatasetNotStoredError(
+        f"Asset {name!r}: a stored input was damaged or removed while it was read ({error})."
+        f" The stored versions it read ({dropped!r}) were dropped: run again, and what they"
+        " held is recomputed (what is intact is reused)."
     )
-    yield _output(outcome.value, data_version, metadata, provenance)
 
 
 def _hashed_resources(spec: DatasetAssetSpec, context: dg.AssetExecutionContext) -> dict[str, Any]:
@@ -211,11 +281,15 @@ def _run(
     store: DatasetStore | None,
     call: dict[str, Any],
     config: Any,
-    recipe: tuple[str, HashNode | None],
+    recipe: tuple[str, HashNode | None, str | None],
     changed: list[str],
 ) -> _Outcome:
-    """Run the function (its transforms caching into the store); store its result."""
-    fingerprint, tree = recipe
+    """Run the function (its transforms caching into the store); store its result.
+
+    ``recipe``: the fingerprint, its hash tree, and the fingerprint materialized
+    before (its version's content fingerprints are reused for shards it shares).
+    """
+    fingerprint, tree, previous = recipe
     key = context.asset_key
     name = key.to_user_string()
     if spec.takes_context:
@@ -239,7 +313,14 @@ def _run(
     dataset: Dataset | IterableDataset = result
     if store is not None:
         partition = partition_of(context)
-        value = store.save(key, result, hash_tree=tree, partition=partition, computed_since=began)
+        value = store.save(
+            key,
+            result,
+            hash_tree=tree,
+            partition=partition,
+            computed_since=began,
+            previous=previous,
+        )
         retained = store.retain(key, context.instance, current=fingerprint, partition=partition)
         if retained is not None and retained.removed_versions:
             context.log.info(

@@ -41,6 +41,7 @@ from dagster_ds.arrow import (
     open_version,
     retain,
     store_version,
+    version_intact,
     version_record,
 )
 from dagster_ds.cache import CacheStore, default_cache_root
@@ -180,12 +181,12 @@ class DatasetStore(dg.IOManager):
         return self.cache.entry_url(self.version_key(asset_key, fingerprint))
 
     def contains(self, asset_key: dg.AssetKey, fingerprint: str) -> bool:
-        """Whether that version is completely stored and intact (damaged: quarantined, False)."""
-        dataset = open_version(self.cache, self.version_key(asset_key, fingerprint), cls=Dataset)
-        if dataset is None:
-            return False
-        _release(dataset)
-        return True
+        """Whether that version is completely stored and looks intact (damaged: quarantined).
+
+        One read of the version's record, which embeds its entries' manifests; then a
+        stat per file locally, nothing more on object stores (files are checked when read).
+        """
+        return version_intact(self.cache, self.version_key(asset_key, fingerprint))
 
     def describe(self, asset_key: dg.AssetKey, fingerprint: str) -> StoredDataset:
         """The stored version's fingerprints and size (nothing written)."""
@@ -222,6 +223,7 @@ class DatasetStore(dg.IOManager):
         hash_tree: HashNode | None = None,
         partition: str | None = None,
         computed_since: datetime.datetime | None = None,
+        previous: str | None = None,
     ) -> StoredDataset:
         """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
@@ -229,7 +231,9 @@ class DatasetStore(dg.IOManager):
         already stored is kept. ``hash_tree``: what the fingerprint was made of,
         for ``dagster-ds hash explain``; ``partition``: the asset partition it is;
         ``computed_since``: when its transforms started, so that ``bytes_written``
-        counts what they stored (else only what this call copies).
+        counts what they stored (else only what this call copies); ``previous``: the
+        fingerprint of the asset's version before, whose shards' content fingerprints
+        are reused (an append hashes only the new shards).
         """
         key = self.version_key(asset_key, dataset.fingerprint)
         stream = isinstance(dataset, IterableDataset)
@@ -249,6 +253,11 @@ class DatasetStore(dg.IOManager):
                 **({"partition": partition} if partition is not None else {}),
             },
             written_since=computed_since,
+            previous=(
+                version_record(self.cache, self.version_key(asset_key, previous))
+                if previous is not None
+                else None
+            ),
         )
         if stream:
             _release(rows)

@@ -29,6 +29,7 @@ from dagster_ds.orchestration._source_partitions import (
     observer,
     remember_observed,
 )
+from dagster_ds.orchestration._source_versions import load_source
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 from dagster_ds.orchestration.translator import (
     DatasetAssetProps,
@@ -57,6 +58,7 @@ class _SourceSpec:
     endpoint: str | None = None
 
     def load(self) -> Dataset | IterableDataset:
+        """The source's split, loaded from its files (each file's table from the cache)."""
         try:
             return load_dataset(
                 self.path,
@@ -105,7 +107,15 @@ class _SourceLoader(dg.IOManager):
                 dataset = load_partitions(self._spec, self._partitions_def, keys)
                 remember_observed(context, dataset, keys)
                 return dataset
-            return self._spec.load()
+            return load_source(self._spec, _keep_versions(context.resources))
+
+
+def _keep_versions(resources: Any) -> int | None:
+    """The ``keep_versions`` of the run's `DatasetStore` (None: keep all, or another manager)."""
+    from dagster_ds.orchestration.io_manager import DatasetStore
+
+    store = getattr(resources, "io_manager", None)
+    return store.keep_versions if isinstance(store, DatasetStore) else None
 
 
 def _into_store(
@@ -233,7 +243,7 @@ def dataset_source(
 
     def observe(context: dg.AssetExecutionContext) -> dg.ObserveResult:
         with _into_store(context.resources, context.instance):
-            dataset = spec.load()
+            dataset = load_source(spec, _keep_versions(context.resources))
         return dg.ObserveResult(
             data_version=dg.DataVersion(dataset.fingerprint),
             metadata={

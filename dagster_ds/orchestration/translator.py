@@ -197,6 +197,15 @@ def prefix_parts(key_prefix: str | Sequence[str] | None) -> list[str]:
 
 def _first_rows(dataset: Any, count: int) -> list[dict[str, Any]]:
     num_rows = getattr(dataset, "num_rows", None)
-    if isinstance(num_rows, int):  # map-style: Arrow slice, no Python formatting
-        return dataset.with_format("arrow")[: min(count, num_rows)].to_pylist()
+    if isinstance(num_rows, int):  # map-style: Arrow rows, no Python formatting
+        shards = getattr(dataset, "_shards", None)
+        if getattr(dataset, "_mapping", None) is not None or shards is None:
+            return dataset.with_format("arrow")[: min(count, num_rows)].to_pylist()
+        # Shard by shard: slicing the dataset would open (on S3: download) every shard.
+        rows: list[dict[str, Any]] = []
+        for shard in shards:
+            if len(rows) >= count:
+                break
+            rows.extend(shard.read(0, min(count - len(rows), shard.num_rows)).to_pylist())
+        return rows
     return list(dataset.take(count))  # a stream: read only the first rows

@@ -1,0 +1,90 @@
+"""A loaded source as a stored version: an unchanged source opens with one listing and one read.
+
+Loading data files caches each file's table under the fingerprint of its
+content (remote files: the ETags of the listing), which `load_dataset` looks up
+file by file. A dataset source also stores the loaded split as a version (see
+`store_version`), keyed by the split's fingerprint and embedding its entries'
+manifests: the next load lists the files, fingerprints them from the listing
+and opens that version with one read, however many files there are. Anything
+but plain data files of a known format (a Hub repository, a folder, reader
+options that change the columns or rows) is loaded as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dagster_ds.arrow import (
+    Dataset,
+    derived_key,
+    file_transforms,
+    open_version,
+    retain,
+    split_fingerprint,
+    store_version,
+)
+from dagster_ds.cache import CacheStore
+from dagster_ds.formats import FORMATS, resolve_data_files
+from dagster_ds.streaming import IterableDataset
+
+if TYPE_CHECKING:
+    from dagster_ds.orchestration.source import _SourceSpec  # pyright: ignore[reportPrivateUsage]
+
+# Reader options that load_dataset takes as arguments of its own (they change the split).
+_ARGUMENTS = frozenset(
+    {"features", "columns", "filters", "cache_dir", "keep_in_memory", "shard_bytes"}
+)
+
+
+def source_fingerprint(spec: _SourceSpec) -> str | None:
+    """The fingerprint `load_dataset` gives the source's split, from its listing alone.
+
+    None when the source is not plain data files of a known format (then only
+    loading it tells).
+    """
+    data_files = spec.data_files
+    plain = (
+        spec.path in FORMATS
+        and data_files is not None
+        and spec.data_dir is None
+        and spec.name is None
+        and spec.revision is None
+        and not spec.streaming
+        and not _ARGUMENTS & set(spec.reader_options)
+    )
+    if not plain or data_files is None:
+        return None
+    resolved = resolve_data_files(data_files, storage_options=spec.storage_options)
+    files = resolved.get(spec.split)
+    if not files:
+        return None  # loading says what is missing
+    options = dict(spec.reader_options)
+    transforms = file_transforms(
+        files, spec.path, None, None, None, options, spec.storage_options, None
+    )
+    return split_fingerprint(transforms)
+
+
+def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset | IterableDataset:
+    """The source's split, from its stored version when the files did not change.
+
+    Runs where loads go (the run's dataset store, see `cache_root`). A version
+    is stored only when the fingerprint computed from the listing is the one
+    loading gave, so a stored one is exactly what loading would return.
+    ``keep_versions``: after storing one, keep this many of the source's versions
+    (the newest), as `DatasetIOManager` does for assets.
+    """
+    fingerprint = source_fingerprint(spec)
+    if fingerprint is None:
+        return spec.load()
+    store = CacheStore()
+    key = derived_key(f"source-version\0{spec.asset}", fingerprint)
+    stored = open_version(store, key, cls=Dataset)
+    if stored is not None:
+        return stored
+    dataset = spec.load()
+    if isinstance(dataset, Dataset) and dataset.fingerprint == fingerprint:
+        store_version(store, key, dataset, metadata={"asset": spec.asset}, hash_content=False)
+        if keep_versions is not None:
+            retain(store, keep_versions, pinned={key}, assets={spec.asset})
+    return dataset
