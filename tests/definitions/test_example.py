@@ -123,6 +123,13 @@ def test_the_multiprocess_executor_materializes_everything(example: Example) -> 
     assert kinds.count("table") >= 4
 
 
+def test_the_examples_settings_end_with_its_runs(example: Example) -> None:
+    # The runs had its instance and cache in the environment; the tests (this one and
+    # every later one of this process) have their own.
+    assert os.environ.get("DAGSTER_HOME") != str(example.home)
+    assert os.environ.get("DAGSTER_DS_CACHE") != str(example.cache)
+
+
 def test_the_source_sensor_launches_no_run_when_nothing_changed(example: Example) -> None:
     repository = defs.get_repository_def()
     runs = example.instance.get_runs_count()
