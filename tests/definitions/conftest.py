@@ -30,7 +30,7 @@ class Example:
 def example(dagster_homes: Path) -> Iterator[Example]:
     """The example refreshed twice: with the multiprocess executor, then in process.
 
-    The first run uses `make demo`'s executor settings: one process per step, forked
+    The first run is `make demo`'s first (its run config): one process per step, forked
     from a server that imported the pipeline once (Python's default, spawn, imports
     Dagster and the pipeline again for each step: seconds per step).
 
@@ -56,8 +56,7 @@ def example(dagster_homes: Path) -> Iterator[Example]:
             for name in EXAMPLE_SETTINGS:
                 env.delenv(name, raising=False)
             job = dg.reconstructable(refresh_job)
-            multiprocess = {"execution": RUN_CONFIG["execution"]}
-            first = dg.execute_job(job, instance=instance, run_config=multiprocess)
+            first = dg.execute_job(job, instance=instance, run_config=RUN_CONFIG)
             second = dg.execute_job(job, instance=instance, run_config=IN_PROCESS)
         yield Example(home, cache, instance, first, second)
     shutil.rmtree(home, ignore_errors=True)

@@ -124,6 +124,27 @@ def test_the_multiprocess_executor_materializes_everything(example: Example) -> 
     assert kinds.count("table") >= 4
 
 
+def test_the_demo_reports_its_first_run_asset_by_asset(
+    example: Example, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from definitions.demo import report
+
+    # The example's first run is `make demo`'s first: its run config, on a new instance.
+    report("Run 1, from nothing", example.first, 1.0)
+    printed = capsys.readouterr().out
+    assert "Run 1, from nothing: succeeded" in printed
+    # The table names each asset's outcome and the data version the UI shows.
+    rows = [row.split() for row in printed.splitlines()]
+    for asset in ASSETS:
+        event = example.instance.get_latest_materialization_event(dg.AssetKey(asset))
+        assert event is not None
+        assert event.asset_materialization is not None
+        version = (event.asset_materialization.tags or {})["dagster/data_version"]
+        (row,) = [row for row in rows if row[:1] == [asset]]
+        assert row[1:3] == ["computed", version], row
+    assert "observed: a source, hashed by content" in printed
+
+
 def test_the_examples_settings_end_with_its_runs(example: Example) -> None:
     # The runs had its instance and cache in the environment; the tests (this one and
     # every later one of this process) have their own.
