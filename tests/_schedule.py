@@ -8,8 +8,9 @@ alone with them at the end. A file not in the record counts
 `SECONDS_PER_UNKNOWN_TEST` per test; a stale record only changes the order.
 
 The folders in `ONE_UNIT` go to one worker as one unit: their files share a
-session fixture (``tests/definitions``: the materialized example) that is then
-built once, and they run in collection order there.
+session fixture that is then built once (``tests/definitions``: the materialized
+example; ``tests/distributed``: the Dask cluster and its S3 server), and they run
+in collection order there.
 
 ``pytest --record-durations`` (``make durations``) writes what each unit took to
 ``tests/durations.json`` (the units that ran; the others keep their record).
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 
 DURATIONS = Path(__file__).with_name("durations.json")
-ONE_UNIT = ("tests/definitions/",)
+ONE_UNIT = ("tests/definitions/", "tests/distributed/")
 SECONDS_PER_UNKNOWN_TEST = 0.2
 
 

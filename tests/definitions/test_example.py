@@ -12,6 +12,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+import yaml
 
 from dagster_ds import Dataset
 from dagster_ds.cache import CacheStore
@@ -121,6 +122,34 @@ def test_the_multiprocess_executor_materializes_everything(example: Example) -> 
     kinds = [info.metadata.get("kind") for info in store.ls()]
     assert kinds.count("stored-dataset") == 4
     assert kinds.count("table") >= 4
+
+
+def test_the_demo_reports_its_first_run_asset_by_asset(
+    example: Example, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from definitions.demo import report
+
+    # The example's first run is `make demo`'s first: its run config, on a new instance.
+    report("Run 1, from nothing", example.first, 1.0)
+    printed = capsys.readouterr().out
+    assert "Run 1, from nothing: succeeded" in printed
+    # The table names each asset's outcome and the data version the UI shows.
+    rows = [row.split() for row in printed.splitlines()]
+    for asset in ASSETS:
+        event = example.instance.get_latest_materialization_event(dg.AssetKey(asset))
+        assert event is not None
+        assert event.asset_materialization is not None
+        version = (event.asset_materialization.tags or {})["dagster/data_version"]
+        (row,) = [row for row in rows if row[:1] == [asset]]
+        assert row[1:3] == ["computed", version], row
+    assert "observed: a source, hashed by content" in printed
+
+
+def test_the_examples_settings_end_with_its_runs(example: Example) -> None:
+    # The runs had its instance and cache in the environment; the tests (this one and
+    # every later one of this process) have their own.
+    assert os.environ.get("DAGSTER_HOME") != str(example.home)
+    assert os.environ.get("DAGSTER_DS_CACHE") != str(example.cache)
 
 
 def test_the_source_sensor_launches_no_run_when_nothing_changed(example: Example) -> None:
@@ -237,6 +266,20 @@ def _materialized(home: Path, key: str) -> dg.EventLogEntry | None:
         return instance.get_latest_materialization_event(dg.AssetKey(key))
 
 
+def _says_all_of(declared: Any, scaffolded: Any) -> bool:
+    """Whether the declaration ``declared`` says all that ``scaffolded`` says (and maybe more)."""
+    if isinstance(scaffolded, dict):
+        return isinstance(declared, dict) and all(
+            key in declared and _says_all_of(declared[key], value)
+            for key, value in scaffolded.items()
+        )
+    if isinstance(scaffolded, list):
+        return isinstance(declared, list) and all(
+            any(_says_all_of(item, wanted) for item in declared) for wanted in scaffolded
+        )
+    return declared == scaffolded
+
+
 @pytest.mark.slow
 def test_a_pipeline_scaffolded_with_dg_loads_and_runs_in_the_example(tmp_path: Path) -> None:
     project = _example_copy(tmp_path)
@@ -245,16 +288,17 @@ def test_a_pipeline_scaffolded_with_dg_loads_and_runs_in_the_example(tmp_path: P
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     component = "dagster_ds.orchestration.components.DatasetPipelineComponent"
     _dg(project, home, "scaffold", "defs", component, "docs")
+    declaration = project / "definitions" / "defs" / "docs" / "defs.yaml"
     assert "All definitions loaded successfully" in _dg(project, home, "check", "defs")
+
+    # The README's declaration is the scaffolded one (same source, transform, files and
+    # check), with a push, a schema check and resources: true. Run in the scaffold's
+    # place, it runs what the scaffold declared too.
+    readme = yaml.safe_load(README_PIPELINE)
+    assert _says_all_of(readme, yaml.safe_load(declaration.read_text()))
+    declaration.write_text(textwrap.dedent(README_PIPELINE))
     _dg(project, home, "launch", "--assets", "group:docs")
     assert _materialized(home, "lowercased") is not None
-
-    # The README's declaration, with resources: true and a push: loads and runs too.
-    (project / "definitions" / "defs" / "docs" / "defs.yaml").write_text(
-        textwrap.dedent(README_PIPELINE)
-    )
-    assert "All definitions loaded successfully" in _dg(project, home, "check", "defs")
-    _dg(project, home, "launch", "--assets", "group:docs")
     pushed = _materialized(home, "docs_hub")
     assert pushed is not None
     assert pushed.asset_materialization is not None

@@ -6,7 +6,6 @@ import functools
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from dagster_ds.cli import main
@@ -93,12 +92,8 @@ def test_trees_round_trip_through_json_and_explain_from_the_command_line(tmp_pat
     assert "argument 'function' → code: changed" in result.output
 
 
-def test_explain_two_cached_results_by_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explain_two_cached_results_by_fingerprint() -> None:
     from dagster_ds import Dataset
-
-    # The results are in the dataset cache: no instance's store may be looked in instead
-    # (a session fixture of another test folder may have left $DAGSTER_HOME set).
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)
 
     ds = Dataset.from_dict({"a": [1, 2]})
     one = ds.map(lambda x: {"b": x["a"] + THRESHOLD})

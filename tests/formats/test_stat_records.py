@@ -9,17 +9,58 @@ import sys
 import textwrap
 import time
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import xxhash
 
 from dagster_ds.formats import fingerprint_files
 from dagster_ds.formats._stat_records import DATABASE, RACY_NS, StatRecords, stat_key
 
 
-def _wait_until_not_racy() -> None:
-    """Let the files just written age past the racy window, so their records are trusted."""
-    time.sleep(RACY_NS / 1e9 + 0.1)
+def _wait_until_not_racy(paths: list[Path]) -> None:
+    """Wait until the last change of every file in ``paths`` is past the racy window.
+
+    A file hashed from then on is recorded as trusted. Only the rest of the window
+    is waited for: the time since the files changed counts.
+    """
+    changed = max(max(key[2], key[3]) for key in map(stat_key, map(str, paths)))
+    while (left := changed + RACY_NS - time.time_ns()) > 0:
+        time.sleep(left / 1e9)
+
+
+@dataclass(frozen=True)
+class AgedFiles:
+    """Source files written once for the module, past the racy window when a test gets them.
+
+    Each test reads its own set, so the module waits out the window once, not per test.
+
+    Attributes:
+        large: 8 files of 8 MiB of random bytes (the test that reads them rewrites one).
+        small: One short text file.
+        many: 40 text files.
+    """
+
+    large: list[Path]
+    small: Path
+    many: list[Path]
+
+
+@pytest.fixture(scope="module")
+def aged(tmp_path_factory: pytest.TempPathFactory) -> AgedFiles:
+    folder = tmp_path_factory.mktemp("aged")
+    large = [folder / f"part-{index}.bin" for index in range(8)]
+    for path in large:
+        path.write_bytes(os.urandom(8 << 20))
+    small = folder / "data.txt"
+    small.write_text("the rows")
+    many = [folder / f"f{index}.txt" for index in range(40)]
+    for index, path in enumerate(many):
+        path.write_text(f"row {index}\n" * 1000)
+    files = AgedFiles(large, small, many)
+    _wait_until_not_racy([*large, small, *many])
+    return files
 
 
 def _run(code: str) -> str:
@@ -62,21 +103,16 @@ def _fingerprint_in_a_new_process(files: list[Path], state: Path) -> tuple[str, 
     return fingerprint, int(read)
 
 
-def test_a_new_process_reads_none_of_an_unchanged_source(tmp_path: Path) -> None:
-    files = []
-    for index in range(8):
-        path = tmp_path / f"part-{index}.bin"
-        path.write_bytes(os.urandom(8 << 20))
-        files.append(path)
+def test_a_new_process_reads_none_of_an_unchanged_source(aged: AgedFiles, tmp_path: Path) -> None:
+    files = aged.large
     state = tmp_path / "state"
-    _wait_until_not_racy()
     first, read_first = _fingerprint_in_a_new_process(files, state)
     second, read_second = _fingerprint_in_a_new_process(files, state)
     assert read_first >= 64 << 20  # the first process hashed every byte
     assert second == first
     assert read_second < 1 << 20  # the second read its records only, none of the 64 MiB
     files[3].write_bytes(os.urandom(8 << 20))  # one file changes: only it is read again
-    _wait_until_not_racy()
+    _wait_until_not_racy(files)  # read because its stat changed, not because it is racy
     third, read_third = _fingerprint_in_a_new_process(files, state)
     assert third != first
     assert (8 << 20) <= read_third < (9 << 20)
@@ -121,11 +157,11 @@ def test_a_record_is_trusted_only_when_the_file_changed_well_before_it_was_hashe
         assert records.lookup(other) is None
 
 
-def test_damaged_records_cost_a_read_never_a_wrong_fingerprint(tmp_path: Path) -> None:
-    path = tmp_path / "data.txt"
-    path.write_text("the rows")
+def test_damaged_records_cost_a_read_never_a_wrong_fingerprint(
+    aged: AgedFiles, tmp_path: Path
+) -> None:
+    path = aged.small
     state = tmp_path / "state"
-    _wait_until_not_racy()
     right, _ = _fingerprint_in_a_new_process([path], state)
     with closing(sqlite3.connect(state / DATABASE)) as connection:  # a record's digest changed
         connection.execute("UPDATE records SET digest = ?", ("0" * 32,))
@@ -137,17 +173,12 @@ def test_damaged_records_cost_a_read_never_a_wrong_fingerprint(tmp_path: Path) -
     assert fingerprint_files([path], state_dir=unusable) == right
 
 
-def test_processes_hashing_the_same_files_at_once_agree(tmp_path: Path) -> None:
-    files = []
-    for index in range(40):
-        path = tmp_path / f"f{index}.txt"
-        path.write_text(f"row {index}\n" * 1000)
-        files.append(path)
+def test_processes_hashing_the_same_files_at_once_agree(aged: AgedFiles, tmp_path: Path) -> None:
+    files = aged.many
     expected = xxhash.xxh3_128()
     for path in files:
         expected.update(f"content:{xxhash.xxh3_128_hexdigest(path.read_bytes())}\n".encode())
     state = tmp_path / "state"
-    _wait_until_not_racy()
     runs = [
         subprocess.Popen(
             [sys.executable, "-c", FINGERPRINT_AND_BYTES_READ, *map(str, files), str(state)],
