@@ -355,7 +355,7 @@ def _described(store: CacheStore, key: str, written: int) -> StoredVersion:
     return StoredVersion(str(record["content_fingerprint"]), written, size)
 
 
-def version_intact(store: CacheStore, key: str) -> bool:
+def version_intact(store: CacheStore, key: str, *, cls: type[Dataset]) -> bool:
     """Whether the version under ``key`` is stored and its entries look intact.
 
     One manifest read, then `CacheStore.check_entries` over the entries its
@@ -372,9 +372,7 @@ def version_intact(store: CacheStore, key: str) -> bool:
         return False
     embedded = record.get(ENTRIES)
     if not isinstance(embedded, dict):
-        from dagster_ds.arrow._dataset import Dataset
-
-        dataset = open_version(store, key, cls=Dataset)
+        dataset = open_version(store, key, cls=cls)
         if dataset is None:
             return False
         for entry in dataset._entries:  # pyright: ignore[reportPrivateUsage]

@@ -74,7 +74,8 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
     ``keep_versions``: after storing one, keep this many of the source's versions
     (the newest), as `DatasetIOManager` does for assets.
     """
-    fingerprint = source_fingerprint(spec)
+    with spec.naming_missing_files():
+        fingerprint = source_fingerprint(spec)
     if fingerprint is None:
         return spec.load()
     store = CacheStore()

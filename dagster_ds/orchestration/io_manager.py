@@ -186,7 +186,7 @@ class DatasetStore(dg.IOManager):
         One read of the version's record, which embeds its entries' manifests; then a
         stat per file locally, nothing more on object stores (files are checked when read).
         """
-        return version_intact(self.cache, self.version_key(asset_key, fingerprint))
+        return version_intact(self.cache, self.version_key(asset_key, fingerprint), cls=Dataset)
 
     def describe(self, asset_key: dg.AssetKey, fingerprint: str) -> StoredDataset:
         """The stored version's fingerprints and size (nothing written)."""

@@ -11,8 +11,9 @@ unchanged files again reads the cache).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +60,7 @@ class _SourceSpec:
 
     def load(self) -> Dataset | IterableDataset:
         """The source's split, loaded from its files (each file's table from the cache)."""
-        try:
+        with self.naming_missing_files():
             return load_dataset(
                 self.path,
                 self.name,
@@ -73,6 +74,12 @@ class _SourceSpec:
                 endpoint=self.endpoint,
                 **self.reader_options,
             )
+
+    @contextlib.contextmanager
+    def naming_missing_files(self) -> Iterator[None]:
+        """Say which source found no data files (listing them, or loading them)."""
+        try:
+            yield
         except DataFilesNotFoundError as error:
             raise DatasetSourceNotFoundError(
                 f"dataset_source {self.asset!r}: {error} Put data files there, or fix the"
