@@ -79,6 +79,10 @@ class _ProcessRecord:
     def is_local(self) -> bool:
         return self._storage.is_local
 
+    def use(self, storage: Storage) -> None:
+        with self._lock:
+            self._storage = storage
+
     def hold(self, key: str) -> None:
         with self._lock:
             self._held[key] = self._held.get(key, 0) + 1
@@ -167,7 +171,7 @@ def _key_lines(keys: Iterable[str]) -> list[str]:
 
 
 class _Records:
-    """The usage record of this process in each store it reads (by storage URL)."""
+    """The usage record of this process in each store it reads (by `Storage.identity`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -176,14 +180,16 @@ class _Records:
 
     def of(self, storage: Storage) -> _ProcessRecord:
         with self._lock:
-            record = self._records.get(storage.url)
+            record = self._records.get(storage.identity)
             if record is None or record.pid != os.getpid():  # a forked child starts its own
-                record = self._records[storage.url] = _ProcessRecord(storage)
+                record = self._records[storage.identity] = _ProcessRecord(storage)
+            else:  # the same store: write through the newest handle (an old one may be closed)
+                record.use(storage)
             return record
 
     def held_here(self, storage: Storage) -> set[str]:
         with self._lock:
-            record = self._records.get(storage.url)
+            record = self._records.get(storage.identity)
         return record.held() if record is not None and record.pid == os.getpid() else set()
 
     def _end_all(self) -> None:

@@ -23,6 +23,8 @@ import shutil
 from collections.abc import Mapping
 from typing import Any, cast
 
+import xxhash
+
 
 class Storage(abc.ABC):
     """The operations the cache performs on its root; every path is absolute within it."""
@@ -33,6 +35,11 @@ class Storage(abc.ABC):
     root: str
     #: True when directories can be renamed atomically and files memory-mapped.
     is_local: bool
+
+    @property
+    def identity(self) -> str:
+        """Names the store reached: its URL, and for fsspec, the options reaching it."""
+        return self.url
 
     @abc.abstractmethod
     def join(self, *parts: str) -> str:
@@ -316,6 +323,9 @@ class FsspecStorage(Storage):
         self._fs: Any = fs
         self.root = root.rstrip("/") if root.strip("/") else root
         self.url = url
+        # The same URL through another endpoint or account is another store.
+        options = cast(Mapping[str, Any], getattr(fs, "storage_options", {}))
+        self._identity = f"{url} {type(fs).__name__} {_digest(options)}"
         protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
         # s3fs sizes a file (a HEAD, and a listing when it is absent) before reading it
         # whole, to read a large one in parallel ranges; the files read whole here are
@@ -464,6 +474,10 @@ class FsspecStorage(Storage):
     def sync_dir(self, path: str) -> None:
         pass
 
+    @property
+    def identity(self) -> str:
+        return self._identity
+
     def local_path(self, path: str) -> str | None:
         return None
 
@@ -558,3 +572,9 @@ def _from_fsspec(fs: Any, path: str, url: str, fsync: bool) -> Storage:
 def _protocols(fs: Any) -> tuple[str, ...]:
     protocol = fs.protocol
     return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
+
+def _digest(options: Mapping[str, Any]) -> str:
+    return xxhash.xxh3_64_hexdigest(
+        repr(sorted(options.items(), key=lambda item: item[0])).encode()
+    )
