@@ -27,6 +27,7 @@ orders eviction by (see `usage_times`); gc folds them into ``usage/last-used.jso
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import os
 import secrets
@@ -58,12 +59,20 @@ _EXIT_WAIT = 5.0
 
 
 class _ProcessRecord:
-    """This process's usage record in one store: the keys it holds, and those written."""
+    """This process's usage record in one store: the keys it holds, and those written.
+
+    Garbage collection may end a lease (`release`) in any thread at any moment, an
+    fsspec event loop's included, while another thread waits on that loop to write
+    the record: a release therefore takes no lock (it is queued, and applied by the
+    next reader of the held keys), and no lock is held across I/O but the writer's own.
+    """
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
-        self._lock = threading.RLock()
+        self._held_lock = threading.Lock()  # the held keys only; never held across I/O
+        self._write_lock = threading.Lock()  # writing the record: what was written
         self._held: dict[str, int] = {}
+        self._released: collections.deque[str] = collections.deque()
         self._written: set[str] = set()
         self._owner = current_owner()
         name = f"{self._owner.host}-{self._owner.pid}-{secrets.token_hex(6)}"
@@ -80,15 +89,19 @@ class _ProcessRecord:
         return self._storage.is_local
 
     def use(self, storage: Storage) -> None:
-        with self._lock:
-            self._storage = storage
+        self._storage = storage
 
     def hold(self, key: str) -> None:
-        with self._lock:
+        with self._held_lock:
+            self._apply_releases()
             self._held[key] = self._held.get(key, 0) + 1
 
     def release(self, key: str) -> None:
-        with self._lock:
+        self._released.append(key)  # atomic: safe from a finalizer in any thread
+
+    def _apply_releases(self) -> None:
+        while self._released:
+            key = self._released.popleft()
             count = self._held.get(key, 0) - 1
             if count > 0:
                 self._held[key] = count
@@ -96,11 +109,13 @@ class _ProcessRecord:
                 self._held.pop(key, None)
 
     def holds(self, key: str) -> bool:
-        with self._lock:
+        with self._held_lock:
+            self._apply_releases()
             return key in self._held
 
     def held(self) -> set[str]:
-        with self._lock:
+        with self._held_lock:
+            self._apply_releases()
             return set(self._held)
 
     def pin(self, key: str) -> bool:
@@ -109,25 +124,26 @@ class _ProcessRecord:
         Once a key is recorded and no eviction notice names it, no evictor removes it
         while this record lives.
         """
-        with self._lock:
+        with self._write_lock:
             if key in self._written:
                 return True
-            if len(self._written) > 2 * len(self._held) + _COMPACT_SLACK:
-                self._compact()
-            new = sorted((set(self._held) | {key}) - self._written)
+            held = self.held()
+            if len(self._written) > 2 * len(held) + _COMPACT_SLACK:
+                self._compact(held)
+            new = sorted((held | {key}) - self._written)
             self._write(new)
             self._written.update(new)
         evicting = evicting_keys(self._storage, new)
         if not evicting:
             return True
-        with self._lock:
+        with self._write_lock:
             self._written.difference_update(evicting)
         return key not in evicting
 
-    def _compact(self) -> None:
+    def _compact(self, held: set[str]) -> None:
         """Rewrite the record with the keys held now (most recorded ones were closed)."""
         self._lines = self._lines[:1]
-        self._written = set(self._held)
+        self._written = set(held)
         self._lines.extend(_key_lines(sorted(self._written)))
         data = "".join(f"{line}\n" for line in self._lines).encode()
         self._storage.replace_bytes(self._path, data)

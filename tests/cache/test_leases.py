@@ -122,3 +122,48 @@ def test_an_entry_evicted_between_lookup_and_read_fails_the_read_never_serves_it
     with pytest.raises(CacheEntryDamagedError, match=r"removed or replaced|evicted"):
         entry.open(DATA)
     assert store.lookup(key) is None
+
+
+def test_a_lease_ended_by_garbage_collection_while_the_record_is_written_never_deadlocks(
+    tmp_path: Path,
+) -> None:
+    # Garbage collection can end a lease in any thread (an fsspec event loop's, say)
+    # while another thread waits on that thread to write the usage record.
+    import gc
+    import threading
+
+    from fsspec.implementations.dirfs import DirFileSystem
+    from fsspec.implementations.local import LocalFileSystem
+
+    ended: list[bool] = []
+    doomed: list[object] = []
+
+    class _EndsALeaseWhileWriting(DirFileSystem):
+        """Writes in a thread of its own (as s3fs's event loop does), where a lease ends."""
+
+        def pipe_file(self, path: str, value: bytes, **kwargs: object) -> None:
+            if not (doomed and "usage/" in path):  # the entries' own files: as usual
+                DirFileSystem.pipe_file(self, path, value, **kwargs)
+                return
+
+            def write() -> None:
+                doomed.pop()  # the last reference: its lease ends here, in this thread
+                gc.collect()
+                DirFileSystem.pipe_file(self, path, value, **kwargs)
+                ended.append(True)
+
+            writer = threading.Thread(target=write, daemon=True)
+            writer.start()
+            writer.join(10)
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    fs = _EndsALeaseWhileWriting(path=str(folder), fs=LocalFileSystem())
+    store = CacheStore("", filesystem=fs)
+    first, second = _fill(store, 2)
+    doomed.append(store.lookup(second))
+    entry = store.lookup(first)
+    assert entry is not None
+    with entry.open(DATA) as file:  # records the use: a write, during which `doomed` ends
+        assert file.read() == first.encode() * 4
+    assert ended == [True]
