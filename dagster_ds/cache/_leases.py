@@ -218,7 +218,10 @@ class _Records:
         if remote:  # network I/O at exit: bounded, so a hung store never hangs the exit
             ender = threading.Thread(target=lambda: [record.end() for record in remote])
             ender.daemon = True
-            ender.start()
+            try:
+                ender.start()
+            except RuntimeError:  # CPython >= 3.12 starts no thread at exit: left unmarked
+                return
             ender.join(_EXIT_WAIT)
 
 
