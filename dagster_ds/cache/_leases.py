@@ -108,11 +108,6 @@ class _ProcessRecord:
             else:
                 self._held.pop(key, None)
 
-    def holds(self, key: str) -> bool:
-        with self._held_lock:
-            self._apply_releases()
-            return key in self._held
-
     def held(self) -> set[str]:
         with self._held_lock:
             self._apply_releases()
