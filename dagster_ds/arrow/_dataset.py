@@ -363,6 +363,11 @@ class Dataset(
         """The transforms that made this dataset, oldest first."""
         return self._lineage
 
+    def _record_column_sources(self, sources: Mapping[str, Sequence[str]]) -> None:
+        """Record on the step that made this dataset which parent columns each column came from."""
+        if self._lineage:
+            self._lineage = (*self._lineage[:-1], self._lineage[-1].with_columns(sources))
+
     def __len__(self) -> int:
         return self.num_rows
 
