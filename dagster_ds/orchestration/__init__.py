@@ -28,6 +28,10 @@ from dagster_ds import __version__
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.orchestration._changes import explain_differences as explain_differences
+from dagster_ds.orchestration._rollback import find_rollback as find_rollback
+from dagster_ds.orchestration._rollback import hub_of_description as hub_of_description
+from dagster_ds.orchestration._rollback import record_rollback as record_rollback
+from dagster_ds.orchestration._rollback import republish_rollback as republish_rollback
 from dagster_ds.orchestration._store_discovery import instance_stores as instance_stores
 from dagster_ds.orchestration.asset import dataset_asset as dataset_asset
 from dagster_ds.orchestration.automation import fingerprint_changed as fingerprint_changed
@@ -90,5 +94,9 @@ __all__ = [
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
     "explain_differences",
+    "find_rollback",
+    "hub_of_description",
     "instance_stores",
+    "record_rollback",
+    "republish_rollback",
 ]
