@@ -44,6 +44,8 @@ from dagster_ds.orchestration.automation import (
 from dagster_ds.orchestration.automation import (
     fingerprint_source_sensor as fingerprint_source_sensor,
 )
+from dagster_ds.orchestration.checks import DatasetCheck as DatasetCheck
+from dagster_ds.orchestration.checks import dataset_check as dataset_check
 from dagster_ds.orchestration.checks import row_count_check as row_count_check
 from dagster_ds.orchestration.checks import schema_check as schema_check
 from dagster_ds.orchestration.dask import DaskResource as DaskResource
@@ -71,6 +73,7 @@ dg.DagsterLibraryRegistry.register(  # pyright: ignore[reportPrivateImportUsage]
 __all__ = [
     "DaskResource",
     "DatasetAssetProps",
+    "DatasetCheck",
     "DatasetIOManager",
     "DatasetMetadataKey",
     "DatasetStore",
@@ -80,6 +83,7 @@ __all__ = [
     "HubTarget",
     "asset_fingerprint",
     "dataset_asset",
+    "dataset_check",
     "dataset_source",
     "fingerprint_changed",
     "fingerprint_refresh_schedule",

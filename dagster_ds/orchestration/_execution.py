@@ -7,7 +7,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import dagster as dg
@@ -21,11 +21,13 @@ from dagster_ds.errors import (
     DatasetNotStoredError,
 )
 from dagster_ds.fingerprint import HashNode
+from dagster_ds.orchestration._audit import Audit, audit_candidate
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._provenance import input_tags
 from dagster_ds.orchestration._streams import relabel_stream
+from dagster_ds.orchestration.checks import DatasetCheck
 from dagster_ds.orchestration.dask import on_dask
 from dagster_ds.orchestration.io_manager import DatasetStore, StoredDataset
 from dagster_ds.orchestration.metadata import (
@@ -66,6 +68,7 @@ class DatasetAssetSpec:
     fingerprint_inputs: tuple[FingerprintInput, ...] = ()
     ignore_args: frozenset[str] = frozenset()
     resource_keys: frozenset[str] = frozenset()
+    checks: tuple[DatasetCheck, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class _Outcome:
     cache: str
     hub: Mapping[str, Any]
     changed: list[str]
+    audit: Audit = field(default_factory=Audit)
 
 
 def execute(
@@ -84,7 +88,7 @@ def execute(
     context: dg.AssetExecutionContext,
     inputs: Mapping[str, Any],
     config: Any,
-) -> Iterator[dg.Output[Any]]:
+) -> Iterator[dg.Output[Any] | dg.AssetCheckResult]:
     """Run one dataset asset: skip its function when its recipe is already stored.
 
     The recipe fingerprint (transform hash, the parents' data versions, the
@@ -141,6 +145,7 @@ def execute(
         }
     )
     yield _output(outcome.value, data_version, metadata, provenance)
+    yield from outcome.audit.results
 
 
 def _outcome(
@@ -262,17 +267,19 @@ def _reuse(
     )
     hub = _pushed_before(spec, context, earlier) if spec.push_to_hub is not None else {}
     stored = store.describe(key, fingerprint)
-    if described is None or (spec.push_to_hub is not None and not hub):
+    audit = Audit()
+    if described is None or (spec.push_to_hub is not None and not hub) or spec.checks:
         dataset = store.load(key, fingerprint)
         described = described or spec.translator.get_metadata(dataset)
+        audit = _audit(spec, context, dataset)
         if spec.push_to_hub is not None and not hub:
-            hub = _push(spec, context, dataset, stored.content_fingerprint)
+            hub = _publish(spec, context, dataset, stored.content_fingerprint, audit)
     context.log.info(
         f"Skipped {key.to_user_string()}: nothing changed (recipe {fingerprint[:12]}…"
         " unchanged, already stored); the transform did not run and no data was stored"
         f"{_hub_note(hub, stored=True)}."
     )
-    return _Outcome(stored, described, "hit", hub, [NOTHING_CHANGED])
+    return _Outcome(stored, described, "hit", hub, [NOTHING_CHANGED], audit)
 
 
 def _run(
@@ -332,10 +339,40 @@ def _run(
             dataset = store.load(key, fingerprint)
     described = {**spec.translator.get_metadata(dataset), **shards.metadata()}
     data_version = value.content_fingerprint if isinstance(value, StoredDataset) else fingerprint
-    hub = _push(spec, context, dataset, data_version) if spec.push_to_hub is not None else {}
+    audit = _audit(spec, context, dataset)
+    hub = (
+        _publish(spec, context, dataset, data_version, audit)
+        if spec.push_to_hub is not None
+        else {}
+    )
     cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
     context.log.info(f"Ran {name} because {'; '.join(changed)}{_hub_note(hub)}.")
-    return _Outcome(value, described, cache, hub, changed)
+    return _Outcome(value, described, cache, hub, changed, audit)
+
+
+def _audit(
+    spec: DatasetAssetSpec, context: dg.AssetExecutionContext, candidate: Dataset | IterableDataset
+) -> Audit:
+    """The asset's checks on the candidate (none declared and none pushing: nothing to do)."""
+    if not spec.checks and spec.push_to_hub is None:
+        return Audit()
+    return audit_candidate(spec.checks, context, candidate)
+
+
+def _publish(
+    spec: DatasetAssetSpec,
+    context: dg.AssetExecutionContext,
+    dataset: Dataset | IterableDataset,
+    data_version: str,
+    audit: Audit,
+) -> dict[str, Any]:
+    """Push the audited candidate, or say in the log and metadata why it was withheld."""
+    if audit.may_publish:
+        return _push(spec, context, dataset, data_version)
+    context.log.warning(
+        f"Hub push of {context.asset_key.to_user_string()} withheld: {audit.reason(data_version)}."
+    )
+    return audit.withheld(data_version)
 
 
 def _hub_note(hub: Mapping[str, Any], *, stored: bool = False) -> str:
@@ -345,6 +382,8 @@ def _hub_note(hub: Mapping[str, Any], *, stored: bool = False) -> str:
         return ""
     url = hub.get(Key.HUB_URL.value)
     link = getattr(url, "value", url)
+    if str(status).startswith("withheld"):
+        return f"; Hub: push {status}"
     if status != "pushed":
         return f"; Hub: already there, no commit ({status})"
     which = "its stored version (not on the Hub yet)" if stored else "it"

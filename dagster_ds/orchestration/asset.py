@@ -18,6 +18,7 @@ from dagster_ds.orchestration._hidden import (
     hidden_reads,
     inputs_cover,
 )
+from dagster_ds.orchestration.checks import DatasetCheck
 from dagster_ds.orchestration.resource import HubTarget
 from dagster_ds.orchestration.translator import (
     DatasetAssetProps,
@@ -62,6 +63,7 @@ def dataset_asset(
     version_salt: str | None = None,
     fingerprint_inputs: Sequence[FingerprintInput] = (),
     ignore_args: Iterable[str] = (),
+    checks: Sequence[DatasetCheck] = (),
 ) -> Callable[[AssetFunction], dg.AssetsDefinition]: ...
 def dataset_asset(
     fn: AssetFunction | None = None,
@@ -90,6 +92,7 @@ def dataset_asset(
     version_salt: str | None = None,
     fingerprint_inputs: Sequence[FingerprintInput] = (),
     ignore_args: Iterable[str] = (),
+    checks: Sequence[DatasetCheck] = (),
 ) -> dg.AssetsDefinition | Callable[[AssetFunction], dg.AssetsDefinition]:
     """Make a dataset transform a Dagster asset, versioned by fingerprint.
 
@@ -146,7 +149,8 @@ def dataset_asset(
         pool: A concurrency pool.
         push_to_hub: A repo id or `HubTarget`: push the dataset after each
             materialization through the `HubResource` (a push whose fingerprint
-            is already on the Hub makes no commit).
+            is already on the Hub makes no commit), once its blocking ``checks``
+            passed on it (write-audit-publish).
         hub_resource_key: The resource key of the `HubResource`.
         translator: A `DatasetTranslator`: the asset's key, group, description,
             tags and automation condition when not given here (the arguments
@@ -167,6 +171,11 @@ def dataset_asset(
             contents are hashed at each run.
         ignore_args: Parameters (upstream datasets) or config fields that must
             not count in the fingerprint (verbosity, a debug flag).
+        checks: `dataset_check`s run in the asset's step on the candidate
+            version, before any Hub push; each is an asset check in the UI. A
+            failed blocking check withholds the push (the Hub is untouched) and
+            stops the downstream assets. A blocking check declared apart
+            (``@dg.asset_check``) runs after the step, so it withholds the push.
 
     Raises:
         DatasetAssetDefinitionError: The function takes ``*args``/``**kwargs``,
@@ -217,6 +226,7 @@ def dataset_asset(
             ignore_args=ignored,
             resource_keys=frozenset(required_resource_keys or ())
             - {io_manager_key, hub_resource_key},
+            checks=_unique_checks(asset_name, checks),
         )
         resources = {io_manager_key, *(required_resource_keys or ())}
         if target is not None:
@@ -254,9 +264,21 @@ def dataset_asset(
             pool=pool,
             code_version=code_version,
             partitions_def=partitions_def,
+            check_specs=[check.spec(naming.key) for check in spec.checks] or None,
         )(_compute_function(spec, function))
 
     return decorate(fn) if fn is not None else decorate
+
+
+def _unique_checks(asset: str, checks: Sequence[DatasetCheck]) -> tuple[DatasetCheck, ...]:
+    names = [check.name for check in checks]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DatasetAssetDefinitionError(
+            f"dataset_asset {asset!r}: checks= names {repeated} more than once; give each"
+            " dataset_check its own name=."
+        )
+    return tuple(checks)
 
 
 def _parameters(asset: str, function: AssetFunction) -> tuple[tuple[str, ...], bool, type | None]:

@@ -1,14 +1,17 @@
-"""Asset checks for dataset assets: the schema and the row count.
+"""Asset checks for dataset assets: the schema, the row count, and checks of the candidate.
 
-Both read the metadata the latest materialization recorded
-(``dagster/column_schema``, ``dagster/row_count``), so they cost nothing on
-the data and also hold for a skipped (cache hit) materialization, which
-carries the same metadata as the one that produced its fingerprint.
+`schema_check` and `row_count_check` read the metadata the latest
+materialization recorded (``dagster/column_schema``, ``dagster/row_count``),
+so they cost nothing on the data and also hold for a skipped (cache hit)
+materialization, which carries the same metadata as the one that produced its
+fingerprint. A `dataset_check` runs inside the asset's own step, on the
+candidate version before it is pushed to the Hub: write, audit, publish.
 """
 
 # No `from __future__ import annotations`: Dagster reads the check functions' annotations.
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, overload
 
 import dagster as dg
 
@@ -22,7 +25,7 @@ from dagster_ds.orchestration.metadata import (
     type_name,
 )
 
-__all__ = ["row_count_check", "schema_check"]
+__all__ = ["DatasetCheck", "dataset_check", "row_count_check", "schema_check"]
 
 AssetRef = dg.AssetsDefinition | dg.SourceAsset | dg.AssetKey | str
 
@@ -148,6 +151,110 @@ def row_count_check(
         )
 
     return _check
+
+
+CheckFunction = Callable[[Any], "bool | dg.AssetCheckResult"]
+
+
+@dataclass(frozen=True)
+class DatasetCheck:
+    """A check a dataset asset runs on its candidate version, in its own step.
+
+    Give it to ``dataset_asset(checks=[...])``. The asset stores the candidate
+    (write), runs its checks on it (audit), and pushes it to the Hub only when
+    every blocking check passed (publish). Each check is an asset check of the
+    asset in Dagster's UI; a failed blocking check also stops the assets
+    downstream, as Dagster's blocking checks do.
+
+    Attributes:
+        name: The check's name (unique among the asset's checks).
+        function: Takes the candidate dataset; returns True/False or a
+            ``dg.AssetCheckResult``.
+        blocking: Whether a failure withholds the Hub push and stops downstream assets.
+        description: Shown in the UI.
+
+    Example:
+        >>> check = DatasetCheck("not_empty", lambda dataset: dataset.num_rows > 0)
+        >>> check.spec(dg.AssetKey("docs")).blocking
+        True
+    """
+
+    name: str
+    function: CheckFunction
+    blocking: bool = True
+    description: str | None = None
+
+    def spec(self, key: dg.AssetKey) -> dg.AssetCheckSpec:
+        """The Dagster check spec of this check on the asset ``key``."""
+        return dg.AssetCheckSpec(
+            self.name, asset=key, blocking=self.blocking, description=self.description
+        )
+
+    def evaluate(self, key: dg.AssetKey, dataset: Any) -> dg.AssetCheckResult:
+        """Run the check on ``dataset``; an exception is a failure that says what was raised."""
+        try:
+            outcome = self.function(dataset)
+        except Exception as error:  # the check's own failure, reported as its result
+            return dg.AssetCheckResult(
+                asset_key=key,
+                check_name=self.name,
+                passed=False,
+                description=f"The check raised {type(error).__name__}: {error}",
+            )
+        if isinstance(outcome, dg.AssetCheckResult):
+            return outcome._replace(asset_key=key, check_name=self.name)
+        if not isinstance(outcome, bool):
+            raise DatasetAssetDefinitionError(
+                f"dataset_check {self.name!r} returned {outcome!r}; return True, False or a"
+                " dg.AssetCheckResult."
+            )
+        return dg.AssetCheckResult(asset_key=key, check_name=self.name, passed=outcome)
+
+
+@overload
+def dataset_check(fn: CheckFunction, /) -> DatasetCheck: ...
+@overload
+def dataset_check(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    blocking: bool = True,
+    description: str | None = None,
+) -> Callable[[CheckFunction], DatasetCheck]: ...
+def dataset_check(
+    fn: CheckFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    blocking: bool = True,
+    description: str | None = None,
+) -> DatasetCheck | Callable[[CheckFunction], DatasetCheck]:
+    """Declare a check of a dataset asset's candidate version (write-audit-publish).
+
+    Args:
+        fn: The check: takes the dataset, returns True/False or a ``dg.AssetCheckResult``.
+        name: The check's name; default: the function's name.
+        blocking: A failure withholds the Hub push and stops downstream assets (default).
+        description: Shown in the UI; default: the function's docstring.
+
+    Example:
+        >>> @dataset_check
+        ... def not_empty(dataset) -> bool:
+        ...     return dataset.num_rows > 0
+        >>> not_empty.name, not_empty.blocking
+        ('not_empty', True)
+    """
+
+    def declare(function: CheckFunction) -> DatasetCheck:
+        return DatasetCheck(
+            name or function.__name__,
+            function,
+            blocking,
+            description if description is not None else function.__doc__,
+        )
+
+    return declare(fn) if fn is not None else declare
 
 
 def _key(asset: AssetRef) -> dg.AssetKey:
