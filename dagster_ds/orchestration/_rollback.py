@@ -17,7 +17,7 @@ store, without computing it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ import dagster as dg
 from dagster_ds.errors import DatasetNotStoredError, InvalidFingerprintError
 from dagster_ds.hub import PushResult
 from dagster_ds.orchestration._execution import CHANGED_KEY
+from dagster_ds.orchestration._history import kept_metadata, kept_tags
 from dagster_ds.orchestration.io_manager import DatasetStore, fingerprints_of
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value
 from dagster_ds.orchestration.resource import HubResource, HubTarget
@@ -40,8 +41,6 @@ __all__ = [
 ]
 
 ROLLBACK_TAG = "dagster_ds/rollback"
-_DAGSTER_TAGS = ("dagster/data_version", "dagster/code_version")
-_INPUT_TAG_PREFIXES = ("dagster/input_data_version/", "dagster/input_event_pointer/")
 _MIN_PREFIX = 6
 
 
@@ -138,7 +137,7 @@ def record_rollback(
     the asset computed that version; it is tagged ``dagster_ds/rollback``.
     """
     metadata: dict[str, Any] = {
-        **_kept_metadata(rollback.version.metadata),
+        **kept_metadata(rollback.version.metadata),
         CHANGED_KEY: rollback.note,
         ROLLBACK_TAG: rollback.note,
     }
@@ -153,7 +152,7 @@ def record_rollback(
         partition=rollback.partition,
         description=f"Rollback of {rollback.asset.to_user_string()}: {rollback.note}.",
         metadata=metadata,
-        tags={**_kept_tags(rollback.version.tags or {}), ROLLBACK_TAG: rollback.recipe},
+        tags={**kept_tags(rollback.version.tags or {}), ROLLBACK_TAG: rollback.recipe},
     )
     instance.report_runless_asset_event(materialization)
     return materialization
@@ -256,23 +255,3 @@ def _history(
         if not result.has_more:
             return
         cursor = result.cursor
-
-
-def _kept_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The version's description, without what only its own run could say (why it ran, timing)."""
-    dropped = {
-        CHANGED_KEY,
-        DatasetMetadataKey.HUB_PUSH.value,
-        DatasetMetadataKey.HUB_COMMIT.value,
-        DatasetMetadataKey.HUB_URL.value,
-    }
-    return {name: value for name, value in metadata.items() if name not in dropped}
-
-
-def _kept_tags(tags: Mapping[str, str]) -> dict[str, str]:
-    """The data version, code version and input versions the version was made from."""
-    return {
-        name: value
-        for name, value in tags.items()
-        if name in _DAGSTER_TAGS or name.startswith(_INPUT_TAG_PREFIXES)
-    }

@@ -1,0 +1,39 @@
+"""What a materialization says about its version, to record that version again elsewhere.
+
+A rollback (the same instance, later) and a promote (another instance) report a
+materialization of a version that was computed before: they keep what
+describes the version and drop what only its own run could say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dagster_ds.orchestration._execution import CHANGED_KEY
+from dagster_ds.orchestration.metadata import DatasetMetadataKey
+
+__all__ = ["kept_metadata", "kept_tags"]
+
+_DAGSTER_TAGS = ("dagster/data_version", "dagster/code_version")
+_INPUT_TAG_PREFIXES = ("dagster/input_data_version/", "dagster/input_event_pointer/")
+_RUN_ONLY = {
+    CHANGED_KEY,
+    DatasetMetadataKey.HUB_PUSH.value,
+    DatasetMetadataKey.HUB_COMMIT.value,
+    DatasetMetadataKey.HUB_URL.value,
+}
+
+
+def kept_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The version's description, without what only its own run said (why it ran, its push)."""
+    return {name: value for name, value in metadata.items() if name not in _RUN_ONLY}
+
+
+def kept_tags(tags: Mapping[str, str]) -> dict[str, str]:
+    """The data version, code version and input versions the version was made from."""
+    return {
+        name: value
+        for name, value in tags.items()
+        if name in _DAGSTER_TAGS or name.startswith(_INPUT_TAG_PREFIXES)
+    }
