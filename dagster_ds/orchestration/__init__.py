@@ -28,6 +28,7 @@ from dagster_ds import __version__
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.orchestration._changes import explain_differences as explain_differences
+from dagster_ds.orchestration._plan import plan_refresh as plan_refresh
 from dagster_ds.orchestration._store_discovery import instance_stores as instance_stores
 from dagster_ds.orchestration.asset import dataset_asset as dataset_asset
 from dagster_ds.orchestration.automation import fingerprint_changed as fingerprint_changed
@@ -91,4 +92,5 @@ __all__ = [
 __internal__ = [
     "explain_differences",
     "instance_stores",
+    "plan_refresh",
 ]
