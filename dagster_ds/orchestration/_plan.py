@@ -49,6 +49,7 @@ PLAN_TAG = "dagster_ds/plan"
 _DATA_VERSION_TAG = "dagster/data_version"
 _HISTORY = 100  # earlier materializations an estimate is made from, at most
 _SHORT = 12
+_REFRESHED_FIRST = "0" * 32  # the version of a parent that runs first (not known yet)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,8 @@ class AssetStep:
 
     def __str__(self) -> str:
         where = f" [{self.partition}]" if self.partition is not None else ""
+        if self.source:
+            return f"{self.asset}{where} (source): {'; '.join(self.why)}"
         text = f"{self.asset}{where}: {self.action}: {'; '.join(self.why)}"
         if self.shards_before is not None:
             text += f"; {self.shards_before} shards before, those with unchanged inputs reused"
@@ -192,8 +195,9 @@ class Plan:
         """The refresh's run requests, tagged with the plan's summary; or a skip saying why."""
         tags = {**dict(kwargs.pop("tags", None) or {}), PLAN_TAG: self.summary()}
         found = self.refresh.run_requests(run_key, tags=tags, **kwargs)
-        if isinstance(found, dg.SkipReason):
-            return dg.SkipReason(f"{found.skip_message}\n{self.describe()}")
+        if isinstance(found, dg.SkipReason):  # the refresh's headline, then the plan
+            headline = self.refresh.describe().splitlines()[0]
+            return dg.SkipReason(f"{headline}\n{self.describe()}")
         return found
 
 
@@ -277,10 +281,15 @@ class _StepPlanner:
         recipe = self._recipe(unit, definition, spec) if store is not None else None
         if recipe is None or store is None:
             return self._run(unit, (unit.reason,), None, earlier)
-        fingerprint, tree = recipe
+        fingerprint, tree, pending = recipe
+        why = describe_changes(store, unit.key, fingerprint, tree, earlier)
+        if pending:  # what else changed, in the run's words; those parents' versions come later
+            said = tuple(f"parent '{parameter}'" for parameter in pending)
+            why = [line for line in why if not line.startswith(said)]
+            why += [f"parent '{parameter}' is refreshed first" for parameter in pending]
+            return self._run(unit, tuple(why), None, earlier)
         if version_record(store.cache, store.version_key(unit.key, fingerprint)) is not None:
             return AssetStep(name, unit.partition, "skip", (NOTHING_CHANGED,), recipe=fingerprint)
-        why = describe_changes(store, unit.key, fingerprint, tree, earlier)
         return self._run(unit, tuple(why), fingerprint, earlier)
 
     def _unchanged(
@@ -340,17 +349,25 @@ class _StepPlanner:
 
     def _recipe(
         self, unit: AssetRefresh, definition: dg.AssetsDefinition, spec: Any
-    ) -> tuple[str, Any] | None:
-        """The recipe (and its tree) the step would compute; None if its parents run first."""
+    ) -> tuple[str, Any, list[str]] | None:
+        """The recipe the step would compute, its tree, and the parameters whose parent runs first.
+
+        A parent that runs first counts with a placeholder version: the recipe is
+        then not the step's, but the tree still says what else changed. None: the
+        recipe cannot be known before the run.
+        """
         if spec is None or spec.code_version is None:
             return None
         parents: dict[str, str] = {}
+        pending: list[str] = []
         for parameter in spec.parameters:
             if parameter in spec.ignore_args:
                 continue
             version = self._parent_version(definition, parameter, unit.partition)
             if version is None:
                 return None
+            if version == _REFRESHED_FIRST:
+                pending.append(parameter)
             parents[parameter] = version
         config = _default_config(spec)
         if config is None and spec.config_type is not None:
@@ -372,12 +389,15 @@ class _StepPlanner:
             spec.version_salt,
             unit.partition,
         )
-        return fingerprint, tree
+        return fingerprint, tree, pending
 
     def _parent_version(
         self, definition: dg.AssetsDefinition, parameter: str, partition: str | None
     ) -> str | None:
-        """The data version the step would read for ``parameter`` (None: not known yet)."""
+        """The data version the step would read for ``parameter``.
+
+        `_REFRESHED_FIRST` when the plan runs that parent first; None when not known here.
+        """
         parent = definition.keys_by_input_name.get(parameter)
         if parent is None:
             return None
@@ -392,7 +412,7 @@ class _StepPlanner:
         if planned is not None and planned.source:
             return planned.observed
         if planned is not None and planned.stale:
-            return None  # refreshed first: its new version is not known yet
+            return _REFRESHED_FIRST  # its new version is known when it has run
         materialization = latest_materialization(self.instance, parent, unit[1])
         if materialization is None:
             return None
