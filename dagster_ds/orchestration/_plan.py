@@ -36,7 +36,7 @@ from dagster_ds.arrow import version_record
 from dagster_ds.cache import CacheStore, cache_root, format_size
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._hidden import affects_output, hidden_inputs
-from dagster_ds.orchestration._partitions import latest_materialization
+from dagster_ds.orchestration._partitions import latest_materialization, latest_materializations
 from dagster_ds.orchestration._refresh import AssetRefresh, Observe, RefreshPlan, refresh_plan
 from dagster_ds.orchestration._source_versions import source_fingerprint
 from dagster_ds.orchestration.io_manager import DatasetStore
@@ -266,6 +266,9 @@ class _StepPlanner:
         self.units = {(unit.key, unit.partition): unit for unit in refresh.assets}
         self._history: dict[dg.AssetKey, list[dg.AssetMaterialization]] = {}
         self._stores: dict[str, DatasetStore | None] = {}
+        self._latest_by_asset: dict[
+            dg.AssetKey, dict[str | None, dg.AssetMaterialization | None]
+        ] = {}
 
     def step(self, unit: AssetRefresh) -> AssetStep:
         name = unit.key.to_user_string()
@@ -275,7 +278,7 @@ class _StepPlanner:
         definition = self.repository.assets_defs_by_key[unit.key]
         spec = _spec(definition)
         store = self._store(spec)
-        earlier = latest_materialization(self.instance, unit.key, unit.partition)
+        earlier = self._latest(unit.key, unit.partition)
         if not unit.stale:
             return AssetStep(name, unit.partition, "skip", (self._unchanged(unit, store, earlier),))
         recipe = self._recipe(unit, definition, spec) if store is not None else None
@@ -413,10 +416,23 @@ class _StepPlanner:
             return planned.observed
         if planned is not None and planned.stale:
             return _REFRESHED_FIRST  # its new version is known when it has run
-        materialization = latest_materialization(self.instance, parent, unit[1])
+        materialization = self._latest(parent, unit[1])
         if materialization is None:
             return None
         return (materialization.tags or {}).get(_DATA_VERSION_TAG)
+
+    def _latest(self, key: dg.AssetKey, partition: str | None) -> dg.AssetMaterialization | None:
+        """The latest materialization of ``key`` (``partition``): one query per asset."""
+        if key not in self._latest_by_asset:
+            partitions = [p for (k, p) in self.units if k == key and p is not None]
+            found: dict[str | None, dg.AssetMaterialization | None] = {}
+            if partitions:
+                found.update(latest_materializations(self.instance, key, partitions))
+            self._latest_by_asset[key] = found
+        found = self._latest_by_asset[key]
+        if partition not in found:
+            found[partition] = latest_materialization(self.instance, key, partition)
+        return found[partition]
 
     def _partitions_def(self, key: dg.AssetKey) -> dg.PartitionsDefinition | None:
         if key in self.repository.source_assets_by_key:
@@ -441,7 +457,7 @@ class _StepPlanner:
         written = [
             v
             for m in chosen
-            if (v := _number(m, DatasetMetadataKey.BYTES_WRITTEN, DatasetMetadataKey.SIZE))
+            if (v := _number(m, DatasetMetadataKey.SIZE, DatasetMetadataKey.BYTES_WRITTEN))
             is not None
         ]
         return Estimate(

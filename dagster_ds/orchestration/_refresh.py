@@ -177,6 +177,7 @@ class _Planner:
         self.groups: dict[Unit, int] = {}
         self._versions: dict[Unit, str | None] = {}
         self._stale: set[Unit] = set()
+        self._latest: dict[Unit, dg.AssetMaterialization | None] = {}  # read by `_asset`
         self._definitions: list[dg.PartitionsDefinition] = []
 
     def visit(self, key: dg.AssetKey) -> None:
@@ -279,6 +280,7 @@ class _Planner:
         else:
             keys = [p for p in partitions if p is not None]
             found.update(latest_materializations(self.instance, key, keys))
+        self._latest.update({(key, partition): found.get(partition) for partition in partitions})
         return [
             self._unit(definition, key, partition, partitions_def, found.get(partition))
             for partition in partitions
@@ -407,7 +409,10 @@ class _Planner:
         key, partition = unit
         if key in self.sources:
             return self._observations(key, [partition]).get(partition)
-        materialization = latest_materialization(self.instance, key, partition)
+        if unit in self._latest:
+            materialization = self._latest[unit]
+        else:
+            materialization = latest_materialization(self.instance, key, partition)
         if materialization is None:
             return None
         return (materialization.tags or {}).get(_DATA_VERSION_TAG)
