@@ -114,6 +114,7 @@ def main() -> None:
         folder = Path(folder_name)
         home = folder / "home"
         home.mkdir()
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
         os.environ["DAGSTER_HOME"] = str(home)
         data, store = folder / "daily", folder / "store"
         files = _days(data)
