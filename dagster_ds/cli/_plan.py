@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,9 @@ def plan_command(
         )
     definitions = load_definitions(workspace, module, file, attribute, working_directory)
     try:
-        selection = dg.AssetSelection.from_string(select)
+        with warnings.catch_warnings():  # `group:` selections are beta in Dagster 1.13
+            warnings.simplefilter("ignore", dg.BetaWarning)
+            selection = dg.AssetSelection.from_string(select)
     except Exception as error:  # Dagster's parse error is not a public name
         raise click.BadParameter(f"{select!r}: {error}", param_hint="--select") from error
     choice = use_store(ctx)
@@ -100,7 +103,7 @@ def plan_command(
             lookback=lookback if lookback is not None else sys.maxsize,
         )
     if as_json:
-        click.echo(json.dumps(plan.to_json(), indent=2))
+        click.echo(json.dumps(plan.to_json(), indent=2, ensure_ascii=False))
     else:
         click.echo(plan.describe())
 

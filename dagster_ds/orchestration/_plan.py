@@ -107,7 +107,8 @@ class AssetStep:
             return f"{self.asset}{where} (source): {'; '.join(self.why)}"
         text = f"{self.asset}{where}: {self.action}: {'; '.join(self.why)}"
         if self.shards_before is not None:
-            text += f"; {self.shards_before} shards before, those with unchanged inputs reused"
+            shards = f"{self.shards_before} shard{'s' if self.shards_before != 1 else ''}"
+            text += f"; {shards} before, those with unchanged inputs reused"
         return text + (f"; {self.estimate}" if self.estimate is not None else "")
 
     def to_json(self) -> dict[str, Any]:
@@ -522,14 +523,18 @@ def _number(
 
 
 def _by_asset(steps: Sequence[AssetStep]) -> list[dict[str, Any]]:
-    """Per asset: which partitions run and which are skipped (reused)."""
+    """Per asset, its partitions by action: which run and which are skipped (reused).
+
+    A source's are ``changed`` and ``unchanged``; an unpartitioned asset's partition is None.
+    """
     found: dict[str, dict[str, Any]] = {}
     for step in steps:
+        actions = ("changed", "unchanged") if step.source else ("run", "skip")
         entry = found.setdefault(
-            step.asset, {"asset": step.asset, "source": step.source, "run": [], "skip": []}
+            step.asset,
+            {"asset": step.asset, "source": step.source, **{action: [] for action in actions}},
         )
-        if not step.source:
-            entry["run" if step.action == "run" else "skip"].append(step.partition)
+        entry[step.action].append(step.partition)
     return list(found.values())
 
 

@@ -278,3 +278,59 @@ def test_a_plan_during_a_refresh_in_another_process_is_consistent(
     before = {"docs": "unchanged", "cleaned": "skip", "tokens": "run", "counts": "run"}
     assert all(found in (before, during, after) for found in seen)
     assert plan() == after
+
+
+def test_a_partitioned_asset_is_planned_partition_by_partition(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    from tests.orchestration._daily import build as build_daily
+
+    data, store = tmp_path / "days", tmp_path / "store"
+    daily = build_daily(data, end="2024-01-04")
+    days = daily.days.get_partition_keys()
+    for day in days:
+        write_jsonl(data / f"{day}.jsonl", [{"id": f"{day}/0", "text": f" Text of {day} "}])
+    daily.run(instance, str(store), daily.docs)
+    for day in days:
+        daily.run(instance, str(store), daily.cleaned, day)
+    write_jsonl(data / f"{days[1]}.jsonl", [{"id": f"{days[1]}/0", "text": "Rewritten"}])
+    defs = dg.Definitions(
+        assets=daily.all, resources={"io_manager": DatasetIOManager(base_dir=str(store))}
+    )
+
+    plan = plan_refresh(
+        defs.get_repository_def(),
+        instance,
+        dg.AssetSelection.assets("cleaned"),
+        store=DatasetStore(str(store)),
+        lookback=len(days),
+    )
+
+    by_asset = {entry["asset"]: entry for entry in plan.to_json()["assets"]}
+    assert by_asset["cleaned"] == {
+        "asset": "cleaned",
+        "source": False,
+        "run": [days[1]],
+        "skip": [days[0], days[2]],
+    }
+    assert by_asset["docs"]["changed"] == [days[1]]
+    (run,) = plan.runs
+    assert run.why[0].startswith("parent 'docs': new data version (")
+    assert run.estimate is not None
+    assert run.estimate.runs == 1  # its own partition's earlier run
+    calls = len(body_calls())
+    daily.run(instance, str(store), daily.docs)
+    daily.run(instance, str(store), daily.cleaned, days[1])
+    changed = metadata_value(_latest_partition(instance, "cleaned", days[1]), CHANGED)
+    assert changed == "; ".join(run.why)
+    assert body_calls()[calls:] == [f"cleaned:{days[1]}"]
+
+
+def _latest_partition(
+    instance: dg.DagsterInstance, key: str, partition: str
+) -> dg.AssetMaterialization:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(key), asset_partitions=[partition]), limit=1
+    ).records
+    assert records[0].asset_materialization is not None
+    return records[0].asset_materialization
