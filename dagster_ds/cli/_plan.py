@@ -187,21 +187,47 @@ def _import(module: str | None, file: str | None) -> Any:
 
 
 def _definitions(found: Any, attribute: str | None, where: str) -> dg.Definitions:
-    import dagster as dg
+    """The module's `Definitions`: the one named ``attribute``, else its only one.
 
+    A function decorated with ``@dg.definitions`` (taking no context) counts too,
+    and is called, as ``dagster`` calls it.
+    """
     if attribute is not None:
-        value = getattr(found, attribute, None)
-        if not isinstance(value, dg.Definitions):
-            raise click.UsageError(
-                f"{where!r} has no Definitions named {attribute!r} (found {type(value).__name__})."
-            )
+        value = _as_definitions(getattr(found, attribute, None))
+        if value is None:
+            kind = type(getattr(found, attribute, None)).__name__
+            raise click.UsageError(f"{where!r} has no Definitions named {attribute!r} ({kind}).")
         return value
-    candidates = {
-        name: value for name, value in vars(found).items() if isinstance(value, dg.Definitions)
-    }
+    candidates = {name: value for name, value in vars(found).items() if _is_definitions(value)}
     if len(candidates) != 1:
         raise click.UsageError(
             f"{where!r} defines {len(candidates)} Definitions objects"
             f" ({', '.join(sorted(candidates)) or 'none'}); name one with -a."
         )
-    return next(iter(candidates.values()))
+    loaded = _as_definitions(next(iter(candidates.values())))
+    assert loaded is not None
+    return loaded
+
+
+def _is_definitions(value: Any) -> bool:
+    """A `Definitions`, or an ``@dg.definitions`` function (Dagster's lazy definitions)."""
+    import dagster as dg
+
+    lazy = callable(getattr(value, "load_fn", None)) and hasattr(value, "has_context_arg")
+    return isinstance(value, dg.Definitions) or lazy
+
+
+def _as_definitions(value: Any) -> dg.Definitions | None:
+    import dagster as dg
+
+    if not _is_definitions(value):
+        return None
+    if isinstance(value, dg.Definitions):
+        return value
+    if value.has_context_arg:
+        raise click.UsageError(
+            "An @dg.definitions function that takes a context is loaded by 'dg'; give a module"
+            " whose Definitions object is built without one (-m, -f with -a)."
+        )
+    loaded = value()
+    return loaded if isinstance(loaded, dg.Definitions) else None

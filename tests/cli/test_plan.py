@@ -168,6 +168,11 @@ def test_a_location_that_cannot_be_planned_says_how_to_give_one(
     assert ambiguous.exit_code == 2
     assert "defines 2 Definitions objects (a, b); name one with -a" in ambiguous.output
     assert _run("-f", str(two), "-a", "b").exit_code == 0
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text(
+        "import dagster as dg\n@dg.definitions\ndef defs():\n    return dg.Definitions()\n"
+    )
+    assert "plan: 0 to run, 0 to skip of 0" in _run("-f", str(lazy)).output
 
     bad = _run("-f", str(_write(tmp_path, "bad_select", docs)), "--select", "key:(")
     assert bad.exit_code == 2
