@@ -37,6 +37,7 @@ from dagster_ds.cli._cache import (
     warn_nothing_found,
 )
 from dagster_ds.cli._hub import hub_group
+from dagster_ds.cli._plan import plan_command
 from dagster_ds.cli._rollback import rollback_command
 from dagster_ds.fingerprint import HashNode, explain
 
@@ -317,3 +318,4 @@ def _recipe_and_data_version(record: Mapping[str, Any]) -> list[str]:
 
 main.add_command(hub_group)
 main.add_command(rollback_command)
+main.add_command(plan_command)

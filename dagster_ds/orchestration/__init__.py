@@ -28,6 +28,7 @@ from dagster_ds import __version__
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.orchestration._changes import explain_differences as explain_differences
+from dagster_ds.orchestration._plan import plan_refresh as plan_refresh
 from dagster_ds.orchestration._rollback import find_rollback as find_rollback
 from dagster_ds.orchestration._rollback import hub_of_description as hub_of_description
 from dagster_ds.orchestration._rollback import record_rollback as record_rollback
@@ -101,6 +102,7 @@ __internal__ = [
     "find_rollback",
     "hub_of_description",
     "instance_stores",
+    "plan_refresh",
     "record_rollback",
     "republish_rollback",
 ]

@@ -20,7 +20,7 @@ never reads its parent's old version.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ _INPUT_TAG = "dagster/input_data_version/"
 _SHORT = 12
 
 Unit = tuple[dg.AssetKey, str | None]  # an asset, and its partition (None: unpartitioned)
+# How a dataset source's data version is found now: its spec -> its fingerprint (None: unknown).
+Observe = Callable[[Any, dg.DagsterInstance], str | None]
 
 
 @dataclass(frozen=True)
@@ -133,18 +135,21 @@ def refresh_plan(
     *,
     now: datetime.datetime | None = None,
     lookback: int = 1,
+    observe: Observe | None = None,
 ) -> RefreshPlan:
     """Decide which assets of ``selection`` (and sources upstream of it) are stale.
 
     ``now`` and ``lookback``: the time windows considered (the last ``lookback``
-    partitions as of ``now``) of time-partitioned assets.
+    partitions as of ``now``) of time-partitioned assets. ``observe``: how a
+    dataset source's data version is found (default: load it into the
+    instance's store, as a tick does).
     """
     definitions = {id(a): a for a in repository.assets_defs_by_key.values()}
     sources = dict(repository.source_assets_by_key)
     every: list[dg.AssetsDefinition | dg.SourceAsset] = [*definitions.values(), *sources.values()]
     by_key = repository.assets_defs_by_key
     order = _topological(selection.resolve(every), by_key, sources)
-    planner = _Planner(instance, by_key, sources, now, lookback)
+    planner = _Planner(instance, by_key, sources, now, lookback, observe or load_source_version)
     for key in order:
         planner.visit(key)
     return RefreshPlan(tuple(planner.found), planner.groups)
@@ -160,8 +165,10 @@ class _Planner:
         sources: Mapping[dg.AssetKey, dg.SourceAsset],
         now: datetime.datetime | None,
         lookback: int,
+        observe: Observe,
     ) -> None:
         self.instance = instance
+        self.observe = observe
         self.by_key = by_key
         self.sources = sources
         self.now = now
@@ -170,6 +177,7 @@ class _Planner:
         self.groups: dict[Unit, int] = {}
         self._versions: dict[Unit, str | None] = {}
         self._stale: set[Unit] = set()
+        self._latest: dict[Unit, dg.AssetMaterialization | None] = {}  # read by `_asset`
         self._definitions: list[dg.PartitionsDefinition] = []
 
     def visit(self, key: dg.AssetKey) -> None:
@@ -246,10 +254,11 @@ class _Planner:
         if partition is not None and partitions_def is not None:
             spec = for_partition(spec, partitions_def, partition)
         try:
-            with cache_root(default_store_root(self.instance)):
-                current = spec.load().fingerprint
+            current = self.observe(spec, self.instance)
         except DatasetSourceNotFoundError:
             return refresh(False, "no files (yet)", None)
+        if current is None:
+            return refresh(False, f"as last observed ({_short(before)})", before)
         if before is None:
             return refresh(True, "never observed", current)
         if current != before:
@@ -271,6 +280,7 @@ class _Planner:
         else:
             keys = [p for p in partitions if p is not None]
             found.update(latest_materializations(self.instance, key, keys))
+        self._latest.update({(key, partition): found.get(partition) for partition in partitions})
         return [
             self._unit(definition, key, partition, partitions_def, found.get(partition))
             for partition in partitions
@@ -399,7 +409,10 @@ class _Planner:
         key, partition = unit
         if key in self.sources:
             return self._observations(key, [partition]).get(partition)
-        materialization = latest_materialization(self.instance, key, partition)
+        if unit in self._latest:
+            materialization = self._latest[unit]
+        else:
+            materialization = latest_materialization(self.instance, key, partition)
         if materialization is None:
             return None
         return (materialization.tags or {}).get(_DATA_VERSION_TAG)
@@ -413,6 +426,12 @@ class _Planner:
             return {None: found.data_version if found is not None else None}
         keys = [p for p in partitions if p is not None]
         return dict(latest_observations(self.instance, key, keys).items())
+
+
+def load_source_version(spec: Any, instance: dg.DagsterInstance) -> str:
+    """A source's data version, by loading it into the instance's store (a tick's way)."""
+    with cache_root(default_store_root(instance)):
+        return spec.load().fingerprint
 
 
 def _topological(

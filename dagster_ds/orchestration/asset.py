@@ -376,4 +376,6 @@ def _compute_function(spec: DatasetAssetSpec, function: AssetFunction) -> Callab
     wrapper.__name__ = function.__name__
     wrapper.__qualname__ = function.__qualname__
     wrapper.__module__ = function.__module__
+    planned: Any = wrapper
+    planned.dagster_ds_spec = spec  # what `dagster-ds plan` decides from (_plan.py)
     return wrapper

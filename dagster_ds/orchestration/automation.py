@@ -17,9 +17,10 @@ Two ways to keep a pipeline fresh, both doing no work when nothing changed:
   evaluating process and requests a run of the stale assets only (missing, new
   code version, or a parent with a new data version). A tick in which nothing
   changed launches no run; the tick's skip reason says ``0 stale assets`` and
-  why, per asset. Partitioned assets are refreshed per partition: one run per
-  stale partition among the recent ones (the last ``lookback`` time windows,
-  every static or dynamic key).
+  why, per asset, then the plan (what ``dagster-ds plan`` prints); a run's
+  ``dagster_ds/plan`` tag is the plan's summary. Partitioned assets are
+  refreshed per partition: one run per stale partition among the recent ones
+  (the last ``lookback`` time windows, every static or dynamic key).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from typing import cast
 
 import dagster as dg
 
-from dagster_ds.orchestration._refresh import refresh_plan
+from dagster_ds.orchestration._plan import plan_refresh
+from dagster_ds.orchestration._refresh import load_source_version, refresh_plan
 
 __all__ = [
     "fingerprint_changed",
@@ -129,8 +131,13 @@ def fingerprint_refresh_schedule(
         context: dg.ScheduleEvaluationContext,
     ) -> Iterator[dg.RunRequest | dg.SkipReason]:
         now = _tick_time(context)
-        plan = refresh_plan(
-            context.repository_def, context.instance, assets, now=now, lookback=lookback
+        plan = plan_refresh(
+            context.repository_def,
+            context.instance,
+            assets,
+            now=now,
+            lookback=lookback,
+            observe=load_source_version,
         )
         yield from _requests(plan.run_requests(f"{name}@{now.isoformat()}", tags=dict(tags or {})))
 
@@ -176,7 +183,14 @@ def fingerprint_refresh_sensor(
             yield dg.SkipReason("the sensor was evaluated without its definitions")
             return
         now = datetime.datetime.now(datetime.UTC)
-        plan = refresh_plan(repository, context.instance, assets, now=now, lookback=lookback)
+        plan = plan_refresh(
+            repository,
+            context.instance,
+            assets,
+            now=now,
+            lookback=lookback,
+            observe=load_source_version,
+        )
         yield from _requests(plan.run_requests(f"{name}@{now.isoformat()}", tags=dict(tags or {})))
 
     return dg.SensorDefinition(

@@ -125,9 +125,10 @@ def test_a_tick_with_nothing_changed_launches_no_run_and_says_why(
         assert skipped is not None
         lines = skipped.splitlines()
         assert lines[0] == "0 stale assets of 3: nothing to do"
-        assert lines[1].startswith("  docs: unchanged (data version ")
-        assert [line.split(":")[0].strip() for line in lines[2:]] == ["cleaned", "tokens", "counts"]
-        assert all(": nothing changed (recipe " in line for line in lines[2:])
+        assert lines[1] == "plan: 0 to run, 3 to skip of 3"  # what `dagster-ds plan` says
+        assert lines[2].startswith("  docs (source): unchanged (data version ")
+        assert [line.split(":")[0].strip() for line in lines[3:]] == ["cleaned", "tokens", "counts"]
+        assert all(": skip: nothing changed (recipe unchanged" in line for line in lines[3:])
 
     location = tmp_path / "location.py"
     location.write_text(LOCATION.format(corpus=str(corpus), storage=str(storage)))
@@ -203,7 +204,7 @@ def test_a_partitioned_refresh_requests_only_the_stale_partitions(
     requests, skipped = tick()
     assert requests == [], skipped
     assert (skipped or "").splitlines()[0] == "0 stale assets of 2: nothing to do"
-    assert "  cleaned [2024-01-03]: nothing changed (recipe " in (skipped or "")
+    assert "  cleaned [2024-01-03]: skip: nothing changed (recipe " in (skipped or "")
     calls = len(body_calls())
 
     write_jsonl(data / "2024-01-03.jsonl", [{"id": "2024-01-03/0", "text": "Rewritten"}])
