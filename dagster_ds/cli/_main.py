@@ -38,6 +38,7 @@ from dagster_ds.cli._cache import (
 )
 from dagster_ds.cli._hub import hub_group
 from dagster_ds.cli._plan import plan_command
+from dagster_ds.cli._promote import promote_command
 from dagster_ds.cli._rollback import rollback_command
 from dagster_ds.fingerprint import HashNode, explain
 
@@ -319,3 +320,4 @@ def _recipe_and_data_version(record: Mapping[str, Any]) -> list[str]:
 main.add_command(hub_group)
 main.add_command(rollback_command)
 main.add_command(plan_command)
+main.add_command(promote_command)

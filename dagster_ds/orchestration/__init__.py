@@ -29,6 +29,8 @@ from dagster_ds import __version__
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.orchestration._changes import explain_differences as explain_differences
 from dagster_ds.orchestration._plan import plan_refresh as plan_refresh
+from dagster_ds.orchestration._promote import plan_promotion as plan_promotion
+from dagster_ds.orchestration._promote import promote as promote
 from dagster_ds.orchestration._rollback import find_rollback as find_rollback
 from dagster_ds.orchestration._rollback import hub_of_description as hub_of_description
 from dagster_ds.orchestration._rollback import record_rollback as record_rollback
@@ -102,7 +104,9 @@ __internal__ = [
     "find_rollback",
     "hub_of_description",
     "instance_stores",
+    "plan_promotion",
     "plan_refresh",
+    "promote",
     "record_rollback",
     "republish_rollback",
 ]

@@ -15,8 +15,13 @@ from dagster_ds.orchestration.metadata import DatasetMetadataKey
 
 __all__ = ["kept_metadata", "kept_tags"]
 
-_DAGSTER_TAGS = ("dagster/data_version", "dagster/code_version")
-_INPUT_TAG_PREFIXES = ("dagster/input_data_version/", "dagster/input_event_pointer/")
+_DAGSTER_TAGS = (
+    "dagster/data_version",
+    "dagster/data_version_is_user_provided",
+    "dagster/code_version",
+)
+_INPUT_VERSION = "dagster/input_data_version/"
+_INPUT_EVENT = "dagster/input_event_pointer/"  # an event id: meaningful in its own instance
 _RUN_ONLY = {
     CHANGED_KEY,
     DatasetMetadataKey.HUB_PUSH.value,
@@ -30,10 +35,15 @@ def kept_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in metadata.items() if name not in _RUN_ONLY}
 
 
-def kept_tags(tags: Mapping[str, str]) -> dict[str, str]:
-    """The data version, code version and input versions the version was made from."""
+def kept_tags(tags: Mapping[str, str], *, same_instance: bool) -> dict[str, str]:
+    """The data version, code version and input versions the version was made from.
+
+    ``same_instance``: the materialization is recorded in the instance that made
+    the version, so the pointers to its inputs' events are kept too.
+    """
+    prefixes = (_INPUT_VERSION, _INPUT_EVENT) if same_instance else (_INPUT_VERSION,)
     return {
         name: value
         for name, value in tags.items()
-        if name in _DAGSTER_TAGS or name.startswith(_INPUT_TAG_PREFIXES)
+        if name in _DAGSTER_TAGS or name.startswith(prefixes)
     }

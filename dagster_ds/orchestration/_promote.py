@@ -174,7 +174,10 @@ def promote(
         asset_key=key,
         description=f"Promoted from {dev.root}.",
         metadata=metadata,
-        tags={**kept_tags(promotion.version.tags or {}), PROMOTED_TAG: promotion.recipe},
+        tags={
+            **kept_tags(promotion.version.tags or {}, same_instance=False),
+            PROMOTED_TAG: promotion.recipe,
+        },
     )
     prod_instance.report_runless_asset_event(materialization)
     return materialization

@@ -152,7 +152,10 @@ def record_rollback(
         partition=rollback.partition,
         description=f"Rollback of {rollback.asset.to_user_string()}: {rollback.note}.",
         metadata=metadata,
-        tags={**kept_tags(rollback.version.tags or {}), ROLLBACK_TAG: rollback.recipe},
+        tags={
+            **kept_tags(rollback.version.tags or {}, same_instance=True),
+            ROLLBACK_TAG: rollback.recipe,
+        },
     )
     instance.report_runless_asset_event(materialization)
     return materialization

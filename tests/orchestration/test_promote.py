@@ -16,8 +16,14 @@ import pytest
 
 from dagster_ds import Dataset
 from dagster_ds.errors import OrchestrationError
-from dagster_ds.orchestration import DatasetIOManager, DatasetStore, dataset_asset, dataset_source
-from dagster_ds.orchestration._promote import plan_promotion, promote
+from dagster_ds.orchestration import (
+    DatasetIOManager,
+    DatasetStore,
+    dataset_asset,
+    dataset_source,
+    plan_promotion,
+    promote,
+)
 from tests.conftest import REPO_ROOT, new_dagster_home
 from tests.orchestration._chain import record
 from tests.orchestration.conftest import latest, metadata_value, write_jsonl
@@ -129,7 +135,7 @@ _CHILD = """
 import sys
 import dagster as dg
 from dagster_ds.orchestration import DatasetStore
-from dagster_ds.orchestration._promote import plan_promotion, promote
+from dagster_ds.orchestration import plan_promotion, promote
 
 dev_home, prod_home, dev_root, prod_root, code_version = sys.argv[1:]
 key = dg.AssetKey("doubled")
