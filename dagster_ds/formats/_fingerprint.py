@@ -104,11 +104,12 @@ def _file_fingerprint(
     records: StatRecords | None,
 ) -> str:
     url = file_url(file)
+    resolved = file.stat if isinstance(file, ResolvedFile) else None
     if "://" not in url and "::" not in url:  # a local path: skip resolving a filesystem
-        return f"content:{_local_digest(os.path.expanduser(url), records)}"
+        return f"content:{_local_digest(os.path.expanduser(url), records, resolved)}"
     fs, path = url_to_fs(url, storage_options)
     if is_local(fs):
-        return f"content:{_local_digest(path, records)}"
+        return f"content:{_local_digest(path, records, resolved)}"
     checksum = file.checksum if isinstance(file, ResolvedFile) else None
     size = file.size if isinstance(file, ResolvedFile) else None
     if checksum is None:
@@ -127,19 +128,25 @@ def _stream_digest(stream: Any) -> str:
     return digest.hexdigest()
 
 
-def _local_digest(path: str, records: StatRecords | None) -> str:
+def _local_digest(path: str, records: StatRecords | None, resolved: StatKey | None) -> str:
     """xxh3-128 of a local file's content, remembered while the file's stat is unchanged.
 
     In this process, and across processes in ``records``; either is believed only
     when the file's last change is not racy (`dagster_ds.formats._stat_records`).
+    ``resolved``: the file's stat taken when it was resolved, if any, looked up in
+    place of a new one. A file that has to be read is stat'ed again before and
+    after, and its digest is remembered only under a stat that held while it was
+    read, never under the resolved one.
     """
-    key = stat_key(path)
+    key = resolved if resolved is not None else stat_key(path)
     with _memo_lock:
         known = _memo.get(key)
     if known is not None and trusted(key, known[1]):
         return known[0]
     if records is not None and (recorded := records.lookup(key)) is not None:
         return recorded
+    if resolved is not None:
+        key = stat_key(path)
     hashed_ns = time.time_ns()
     with open(path, "rb") as stream:
         digest = _stream_digest(stream)

@@ -30,9 +30,14 @@ DATABASE = "source-stats.sqlite3"
 StatKey = tuple[str, int, int, int, int, int]
 
 
-def stat_key(path: str) -> StatKey:
-    """The stat a record is keyed by: absolute path, size, mtime, ctime, inode, device."""
-    stat = os.stat(path)
+def stat_key(path: str, stat: os.stat_result | None = None) -> StatKey:
+    """The stat a record is keyed by: absolute path, size, mtime, ctime, inode, device.
+
+    ``stat``: the file's ``os.stat`` when the caller has it already (an
+    ``os.scandir`` entry's), so that the file is not stat'ed again.
+    """
+    if stat is None:
+        stat = os.stat(path)
     return (
         os.path.abspath(path),
         stat.st_size,
