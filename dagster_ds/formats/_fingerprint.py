@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from contextlib import nullcontext
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import xxhash
@@ -63,7 +63,8 @@ def fingerprint_files(
         True
     """
     digest = xxhash.xxh3_128()
-    with StatRecords(state_dir) if state_dir is not None else nullcontext() as records:
+    files = list(files)
+    with _records(state_dir, files) as records:
         for file in files:
             digest.update(_file_fingerprint(file, storage_options, records).encode())
             digest.update(b"\n")
@@ -89,13 +90,29 @@ def fingerprint_each_file(
         >>> fingerprint_each_file([path]) == [fingerprint_files([path])]
         True
     """
-    with StatRecords(state_dir) if state_dir is not None else nullcontext() as records:
+    files = list(files)
+    with _records(state_dir, files) as records:
         return [
             xxhash.xxh3_128_hexdigest(
                 _file_fingerprint(file, storage_options, records).encode() + b"\n"
             )
             for file in files
         ]
+
+
+@contextmanager
+def _records(
+    state_dir: str | None, files: list[ResolvedFile | str | os.PathLike[str]]
+) -> Iterator[StatRecords | None]:
+    """The records in ``state_dir`` (if any), those of the files' resolved stats read at once."""
+    if state_dir is None:
+        yield None
+        return
+    with StatRecords(state_dir) as records:
+        records.prefetch(
+            file.stat for file in files if isinstance(file, ResolvedFile) and file.stat is not None
+        )
+        yield records
 
 
 def _file_fingerprint(

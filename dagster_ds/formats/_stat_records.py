@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 
 import xxhash
 
@@ -28,6 +29,8 @@ RACY_NS = 2_000_000_000
 DATABASE = "source-stats.sqlite3"
 
 StatKey = tuple[str, int, int, int, int, int]
+_Row = tuple[object, ...]  # digest, hashed_ns, checksum (as read: checked before use)
+_PREFETCH_CHUNK = 500  # keys per query (SQLite allows 999 parameters at least)
 
 
 def stat_key(path: str, stat: os.stat_result | None = None) -> StatKey:
@@ -68,7 +71,8 @@ class StatRecords:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._broken = False
-        self._pending: dict[str, tuple[str, int, str]] = {}  # key text -> digest, when, checksum
+        self._pending: dict[str, _Row] = {}  # key text -> digest, when, checksum
+        self._fetched: dict[str, _Row | None] = {}  # by `prefetch` (None: no record)
 
     def __enter__(self) -> StatRecords:
         return self
@@ -104,12 +108,41 @@ class StatRecords:
         except sqlite3.Error:
             return
 
+    def prefetch(self, keys: Iterable[StatKey]) -> None:
+        """Read the records of ``keys`` now, a few queries for all, for `lookup` to find.
+
+        A query costs SQLite a few stats of the database and its journals: one per
+        file would triple the stats of a split's unchanged files.
+        """
+        texts = list(dict.fromkeys(map(_key_text, keys)))
+        connection = self._connect(create=False) if texts else None
+        if connection is None:
+            return
+        fetched: dict[str, _Row | None] = dict.fromkeys(texts)
+        try:
+            with self._lock:
+                for start in range(0, len(texts), _PREFETCH_CHUNK):
+                    chunk = texts[start : start + _PREFETCH_CHUNK]
+                    rows = connection.execute(
+                        "SELECT key, digest, hashed_ns, checksum FROM records"
+                        f" WHERE key IN ({', '.join('?' * len(chunk))})",
+                        chunk,
+                    ).fetchall()
+                    fetched.update((text, tuple(row)) for text, *row in rows)
+        except sqlite3.Error:
+            return
+        with self._lock:
+            self._fetched.update(fetched)
+
     def lookup(self, key: StatKey) -> str | None:
         """The digest recorded for ``key`` if the record is intact and trusted, else None."""
         text = _key_text(key)
         with self._lock:
             row = self._pending.get(text)
-        if row is None:
+            prefetched = row is None and text in self._fetched
+            if prefetched:
+                row = self._fetched[text]
+        if row is None and not prefetched:
             connection = self._connect(create=False)
             if connection is None:
                 return None
