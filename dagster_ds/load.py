@@ -223,7 +223,7 @@ def _load_dataset(
     shard_bytes: int,
 ) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     origin: dict[str, Any] | None = None
-    if _is_hub_repo(path):
+    if path not in FORMATS and _is_hub_repo(path):  # a format name: no Hub client imported
         from dagster_ds.hub import resolve_hub_dataset
 
         hub = resolve_hub_dataset(

@@ -122,11 +122,13 @@ def _file_fingerprint(
 ) -> str:
     url = file_url(file)
     resolved = file.stat if isinstance(file, ResolvedFile) else None
+    if resolved is not None:  # a local file, its path resolved
+        return f"content:{_local_digest(url, records, resolved)}"
     if "://" not in url and "::" not in url:  # a local path: skip resolving a filesystem
-        return f"content:{_local_digest(os.path.expanduser(url), records, resolved)}"
+        return f"content:{_local_digest(os.path.expanduser(url), records, None)}"
     fs, path = url_to_fs(url, storage_options)
     if is_local(fs):
-        return f"content:{_local_digest(path, records, resolved)}"
+        return f"content:{_local_digest(path, records, None)}"
     checksum = file.checksum if isinstance(file, ResolvedFile) else None
     size = file.size if isinstance(file, ResolvedFile) else None
     if checksum is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
@@ -168,9 +169,16 @@ def _private_parts(parts: Iterable[str]) -> int:
 
 def _is_requested(path: str, pattern: str) -> bool:
     """False for a match inside hidden or ``_``-prefixed names the pattern did not name."""
-    if posixpath.basename(path) in _FILES_TO_IGNORE:
-        return posixpath.basename(pattern) == posixpath.basename(path)
-    return _private_parts(path.split("/")) <= _private_parts(pattern.split("/"))
+    name = path[path.rfind("/") + 1 :]
+    if name in _FILES_TO_IGNORE:
+        return posixpath.basename(pattern) == name
+    return _private_parts(path.split("/")) <= _named_private_parts(pattern)
+
+
+@functools.lru_cache(maxsize=64)
+def _named_private_parts(pattern: str) -> int:
+    """How many hidden or ``_``-prefixed parts ``pattern`` names (asked once per match)."""
+    return _private_parts(pattern.split("/"))
 
 
 def _is_listed(path: str, folder: str) -> bool:

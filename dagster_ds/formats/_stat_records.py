@@ -127,8 +127,9 @@ class StatRecords:
                         "SELECT key, digest, hashed_ns, checksum FROM records"
                         f" WHERE key IN ({', '.join('?' * len(chunk))})",
                         chunk,
-                    ).fetchall()
-                    fetched.update((text, tuple(row)) for text, *row in rows)
+                    )
+                    for text, digest, hashed_ns, checksum in rows:
+                        fetched[text] = (digest, hashed_ns, checksum)
         except sqlite3.Error:
             return
         with self._lock:
@@ -158,14 +159,15 @@ class StatRecords:
         digest, hashed_ns, checksum = row
         if not isinstance(digest, str) or not isinstance(hashed_ns, int):
             return None
-        if checksum != _checksum(key, digest, hashed_ns):
+        if checksum != _checksum(text, digest, hashed_ns):
             return None
         return digest if trusted(key, hashed_ns) else None
 
     def record(self, key: StatKey, digest: str, hashed_ns: int) -> None:
         """Remember that the file of ``key`` hashed to ``digest`` at ``hashed_ns`` (see `flush`)."""
+        text = _key_text(key)
         with self._lock:
-            self._pending[_key_text(key)] = (digest, hashed_ns, _checksum(key, digest, hashed_ns))
+            self._pending[text] = (digest, hashed_ns, _checksum(text, digest, hashed_ns))
 
     def _connect(self, *, create: bool) -> sqlite3.Connection | None:
         if self._connection is not None or self._broken:
@@ -197,8 +199,9 @@ def trusted(key: StatKey, hashed_ns: int) -> bool:
 
 
 def _key_text(key: StatKey) -> str:
-    return "\0".join(str(part) for part in key)
+    path, size, mtime_ns, ctime_ns, inode, device = key
+    return f"{path}\0{size}\0{mtime_ns}\0{ctime_ns}\0{inode}\0{device}"
 
 
-def _checksum(key: StatKey, digest: str, hashed_ns: int) -> str:
-    return xxhash.xxh3_64_hexdigest(f"{_key_text(key)}\0{digest}\0{hashed_ns}".encode())
+def _checksum(key_text: str, digest: str, hashed_ns: int) -> str:
+    return xxhash.xxh3_64_hexdigest(f"{key_text}\0{digest}\0{hashed_ns}".encode())
