@@ -7,6 +7,7 @@ so loading unchanged files again, in any process, reads the cache.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -222,7 +223,7 @@ def _load_dataset(
     shard_bytes: int,
 ) -> Dataset | DatasetDict | IterableDataset | IterableDatasetDict:
     origin: dict[str, Any] | None = None
-    if _is_hub_repo(path):
+    if path not in FORMATS and _is_hub_repo(path):  # a format name: no Hub client imported
         from dagster_ds.hub import resolve_hub_dataset
 
         hub = resolve_hub_dataset(
@@ -332,7 +333,8 @@ def _stream(
     from dagster_ds.streaming import IterableDatasetDict, stream_files
 
     def one(name: str) -> IterableDataset:
-        files = resolved[name]
+        # A stream is fingerprinted when first asked, maybe long after: by the files' stat then.
+        files = [dataclasses.replace(file, stat=None) for file in resolved[name]]
         file_format = fmt or infer_format([file.url for file in files])
 
         def fingerprint() -> str:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import shutil
+import time
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,6 +17,7 @@ import pytest
 
 from dagster_ds import Dataset, DatasetDict, MalformedFileError
 from dagster_ds.cache import CacheStore
+from dagster_ds.formats._stat_records import DATABASE, RACY_NS
 from dagster_ds.load import load_dataset
 
 ROWS = [{"id": i, "text": f"line {i}"} for i in range(30)]
@@ -174,3 +179,99 @@ def test_file_constructors_take_cache_dir(tmp_path: Path) -> None:
     files = splits["train"].cache_files
     assert files
     assert all(Path(f["filename"]).is_relative_to(tmp_path / "d") for f in files)
+
+
+_UNCHANGED_LOAD = """
+import os, sys
+from dagster_ds import load_dataset
+
+data_files = sys.argv[1]
+os.path.exists("/dagster-ds-mark-begin")  # seen by strace: the load happens between the marks
+ds = load_dataset("json", data_files=data_files, split="train")
+os.path.exists("/dagster-ds-mark-end")
+print(ds.num_rows)
+"""
+
+
+def _load_in_a_new_process(data_files: str, trace: Path | None = None) -> int:
+    import subprocess
+    import sys
+
+    prefix = ["strace", "-f", "-qq", "-o", str(trace)] if trace is not None else []
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", _UNCHANGED_LOAD, data_files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+def _calls_per_file(trace: Path, names: list[str]) -> dict[str, Counter[str]]:
+    """``{name: {"stat": n, "open": n}}``: the calls naming each file between the two marks."""
+    lines = trace.read_text().splitlines()
+    begin = next(i for i, line in enumerate(lines) if "dagster-ds-mark-begin" in line)
+    end = next(i for i, line in enumerate(lines) if "dagster-ds-mark-end" in line)
+    call = re.compile(r'^\d+\s+(\w+)\(.*?"([^"]*)"')
+    calls: dict[str, Counter[str]] = {name: Counter() for name in names}
+    for line in lines[begin + 1 : end]:
+        if (match := call.match(line)) is None:
+            continue
+        kind = "open" if "open" in match[1] else "stat" if "stat" in match[1] else None
+        name = next((n for n in names if os.path.basename(match[2]).startswith(n)), None)
+        if kind is not None and name is not None:
+            calls[name][kind] += 1
+    return calls
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.parametrize("pattern", ["data/*.jsonl", "data/**/*.jsonl", "data"])
+def test_an_unchanged_source_costs_one_stat_per_file_and_no_open_in_a_new_process(
+    tmp_path: Path, pattern: str
+) -> None:
+    """A rerun finds its files and their recorded digests with a stat each, reading none."""
+    names = [f"part-{index:02}.jsonl" for index in range(36)]
+    for index, name in enumerate(names):
+        folder = tmp_path / "data" / ("sub" if index % 3 == 0 else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    (tmp_path / "data" / ".hidden.jsonl").write_text("")
+    changed_ns = max(max(s.st_mtime_ns, s.st_ctime_ns) for s in map(os.stat, tmp_path.rglob("*")))
+    while (left := changed_ns + RACY_NS - time.time_ns()) > 0:  # so the digests are trusted
+        time.sleep(left / 1e9)
+    data_files = str(tmp_path / pattern)
+    expected = len(ROWS) * (24 if pattern == "data/*.jsonl" else 36)
+    assert _load_in_a_new_process(data_files) == expected
+
+    trace = tmp_path / "trace"
+    assert _load_in_a_new_process(data_files, trace) == expected
+
+    listed = [name for index, name in enumerate(names) if pattern != "data/*.jsonl" or index % 3]
+    calls = _calls_per_file(trace, [*names, DATABASE])
+    assert {name: calls[name]["stat"] for name in listed} == dict.fromkeys(listed, 1)
+    assert {name: calls[name]["open"] for name in names} == dict.fromkeys(names, 0)
+    # The digests' records are read at once: the database (and its journals) are not
+    # stat'ed once per file.
+    assert calls[DATABASE]["stat"] < len(listed) / 2
+
+
+def test_a_stream_fingerprinted_after_its_file_changed_is_fingerprinted_by_it(
+    tmp_path: Path,
+) -> None:
+    """A stream is fingerprinted when first asked: by its files then, not as resolved."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1}\n')
+    changed_ns = max(path.stat().st_mtime_ns, path.stat().st_ctime_ns)
+    while (left := changed_ns + RACY_NS - time.time_ns()) > 0:  # its digest is remembered
+        time.sleep(left / 1e9)
+    before = load_dataset("json", data_files=str(path), split="train").fingerprint
+    stream = load_dataset("json", data_files=str(path), split="train", streaming=True)
+    path.write_text('{"a": 2}\n')
+
+    assert stream.fingerprint != before
+    assert (
+        stream.fingerprint == load_dataset("json", data_files=str(path), split="train").fingerprint
+    )
+    assert list(stream) == [{"a": 2}]

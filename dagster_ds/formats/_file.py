@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from dagster_ds.formats._stat_records import StatKey
 
 
 @dataclass(frozen=True)
@@ -17,6 +19,9 @@ class ResolvedFile:
         checksum: The storage's checksum or ETag (``"ETag:..."``) for remote files
             when the store reports one; None for local files, which are
             fingerprinted by content.
+        stat: A local file's stat when it was resolved (`stat_key`'s fields), so that
+            fingerprinting it right after resolution stats it no second time; None
+            for remote files and files given by path. Not part of equality.
 
     Example:
         >>> ResolvedFile("/data/train.csv", 1024).url
@@ -26,6 +31,7 @@ class ResolvedFile:
     url: str
     size: int
     checksum: str | None = None
+    stat: StatKey | None = field(default=None, compare=False, repr=False)
 
 
 def file_url(file: ResolvedFile | str | os.PathLike[str]) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from contextlib import nullcontext
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import xxhash
@@ -63,7 +63,8 @@ def fingerprint_files(
         True
     """
     digest = xxhash.xxh3_128()
-    with StatRecords(state_dir) if state_dir is not None else nullcontext() as records:
+    files = list(files)
+    with _records(state_dir, files) as records:
         for file in files:
             digest.update(_file_fingerprint(file, storage_options, records).encode())
             digest.update(b"\n")
@@ -89,7 +90,8 @@ def fingerprint_each_file(
         >>> fingerprint_each_file([path]) == [fingerprint_files([path])]
         True
     """
-    with StatRecords(state_dir) if state_dir is not None else nullcontext() as records:
+    files = list(files)
+    with _records(state_dir, files) as records:
         return [
             xxhash.xxh3_128_hexdigest(
                 _file_fingerprint(file, storage_options, records).encode() + b"\n"
@@ -98,17 +100,35 @@ def fingerprint_each_file(
         ]
 
 
+@contextmanager
+def _records(
+    state_dir: str | None, files: list[ResolvedFile | str | os.PathLike[str]]
+) -> Iterator[StatRecords | None]:
+    """The records in ``state_dir`` (if any), those of the files' resolved stats read at once."""
+    if state_dir is None:
+        yield None
+        return
+    with StatRecords(state_dir) as records:
+        records.prefetch(
+            file.stat for file in files if isinstance(file, ResolvedFile) and file.stat is not None
+        )
+        yield records
+
+
 def _file_fingerprint(
     file: ResolvedFile | str | os.PathLike[str],
     storage_options: Mapping[str, Any] | None,
     records: StatRecords | None,
 ) -> str:
     url = file_url(file)
+    resolved = file.stat if isinstance(file, ResolvedFile) else None
+    if resolved is not None:  # a local file, its path resolved
+        return f"content:{_local_digest(url, records, resolved)}"
     if "://" not in url and "::" not in url:  # a local path: skip resolving a filesystem
-        return f"content:{_local_digest(os.path.expanduser(url), records)}"
+        return f"content:{_local_digest(os.path.expanduser(url), records, None)}"
     fs, path = url_to_fs(url, storage_options)
     if is_local(fs):
-        return f"content:{_local_digest(path, records)}"
+        return f"content:{_local_digest(path, records, None)}"
     checksum = file.checksum if isinstance(file, ResolvedFile) else None
     size = file.size if isinstance(file, ResolvedFile) else None
     if checksum is None:
@@ -127,19 +147,25 @@ def _stream_digest(stream: Any) -> str:
     return digest.hexdigest()
 
 
-def _local_digest(path: str, records: StatRecords | None) -> str:
+def _local_digest(path: str, records: StatRecords | None, resolved: StatKey | None) -> str:
     """xxh3-128 of a local file's content, remembered while the file's stat is unchanged.
 
     In this process, and across processes in ``records``; either is believed only
     when the file's last change is not racy (`dagster_ds.formats._stat_records`).
+    ``resolved``: the file's stat taken when it was resolved, if any, looked up in
+    place of a new one. A file that has to be read is stat'ed again before and
+    after, and its digest is remembered only under a stat that held while it was
+    read, never under the resolved one.
     """
-    key = stat_key(path)
+    key = resolved if resolved is not None else stat_key(path)
     with _memo_lock:
         known = _memo.get(key)
     if known is not None and trusted(key, known[1]):
         return known[0]
     if records is not None and (recorded := records.lookup(key)) is not None:
         return recorded
+    if resolved is not None:
+        key = stat_key(path)
     hashed_ns = time.time_ns()
     with open(path, "rb") as stream:
         digest = _stream_digest(stream)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
+from stat import S_ISDIR
 from typing import Any, TypeAlias, cast
 
 from fsspec import AbstractFileSystem
@@ -13,7 +15,9 @@ from fsspec.implementations.local import LocalFileSystem
 from dagster_ds.errors import DataFilesNotFoundError, InvalidDataFilesError
 from dagster_ds.formats._archives import expand_archives
 from dagster_ds.formats._file import ResolvedFile
-from dagster_ds.formats._io import url_to_fs
+from dagster_ds.formats._io import is_local, url_to_fs
+from dagster_ds.formats._local_files import local_find, local_glob
+from dagster_ds.formats._stat_records import stat_key
 
 PathLike: TypeAlias = str | os.PathLike[str]
 DataFiles: TypeAlias = (
@@ -165,9 +169,16 @@ def _private_parts(parts: Iterable[str]) -> int:
 
 def _is_requested(path: str, pattern: str) -> bool:
     """False for a match inside hidden or ``_``-prefixed names the pattern did not name."""
-    if posixpath.basename(path) in _FILES_TO_IGNORE:
-        return posixpath.basename(pattern) == posixpath.basename(path)
-    return _private_parts(path.split("/")) <= _private_parts(pattern.split("/"))
+    name = path[path.rfind("/") + 1 :]
+    if name in _FILES_TO_IGNORE:
+        return posixpath.basename(pattern) == name
+    return _private_parts(path.split("/")) <= _named_private_parts(pattern)
+
+
+@functools.lru_cache(maxsize=64)
+def _named_private_parts(pattern: str) -> int:
+    """How many hidden or ``_``-prefixed parts ``pattern`` names (asked once per match)."""
+    return _private_parts(pattern.split("/"))
 
 
 def _is_listed(path: str, folder: str) -> bool:
@@ -184,6 +195,8 @@ def _resolve_pattern(pattern: str, storage_options: dict[str, Any]) -> list[Reso
     nothing has that name is the path a glob pattern.
     """
     fs, path = url_to_fs(pattern, storage_options)
+    if is_local(fs):
+        return _resolve_local(fs, pattern, path)
     info = _existing(fs, path)
     if info is None and _has_magic(path):
         searched = _glob_root(path)
@@ -205,6 +218,39 @@ def _resolve_pattern(pattern: str, storage_options: dict[str, Any]) -> list[Reso
     if not entries:
         raise _not_found(fs, pattern, searched, missing=False)
     return [_resolved(fs, name, info) for name, info in sorted(entries, key=lambda e: e[0])]
+
+
+def _resolve_local(fs: AbstractFileSystem, pattern: str, path: str) -> list[ResolvedFile]:
+    """`_resolve_pattern` on local disk: the same files, each stat'ed once, its stat kept.
+
+    The stat goes with each file (`ResolvedFile.stat`), so that fingerprinting the
+    files right after stats none of them again.
+    """
+    try:
+        stat = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        stat = None
+    if stat is None and _has_magic(path):
+        searched = _glob_root(path)
+        found = [(name, st) for name, st in local_glob(path) if _is_requested(name, path)]
+    elif stat is None:
+        raise _not_found(fs, pattern, posixpath.dirname(path), missing=True)
+    elif S_ISDIR(stat.st_mode):
+        searched = path
+        found = [(name, st) for name, st in local_find(path) if _is_listed(name, path)]
+    else:
+        searched = path
+        found = [(path, stat)]
+    if not found:
+        raise _not_found(fs, pattern, searched, missing=False)
+    return [
+        ResolvedFile(
+            url=name,
+            size=st.st_size if st is not None else 0,
+            stat=stat_key(name, st) if st is not None else None,
+        )
+        for name, st in found
+    ]
 
 
 def _existing(fs: AbstractFileSystem, path: str) -> dict[str, Any] | None:

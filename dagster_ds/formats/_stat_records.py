@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 
 import xxhash
 
@@ -28,11 +29,18 @@ RACY_NS = 2_000_000_000
 DATABASE = "source-stats.sqlite3"
 
 StatKey = tuple[str, int, int, int, int, int]
+_Row = tuple[object, ...]  # digest, hashed_ns, checksum (as read: checked before use)
+_PREFETCH_CHUNK = 500  # keys per query (SQLite allows 999 parameters at least)
 
 
-def stat_key(path: str) -> StatKey:
-    """The stat a record is keyed by: absolute path, size, mtime, ctime, inode, device."""
-    stat = os.stat(path)
+def stat_key(path: str, stat: os.stat_result | None = None) -> StatKey:
+    """The stat a record is keyed by: absolute path, size, mtime, ctime, inode, device.
+
+    ``stat``: the file's ``os.stat`` when the caller has it already (an
+    ``os.scandir`` entry's), so that the file is not stat'ed again.
+    """
+    if stat is None:
+        stat = os.stat(path)
     return (
         os.path.abspath(path),
         stat.st_size,
@@ -63,7 +71,8 @@ class StatRecords:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._broken = False
-        self._pending: dict[str, tuple[str, int, str]] = {}  # key text -> digest, when, checksum
+        self._pending: dict[str, _Row] = {}  # key text -> digest, when, checksum
+        self._fetched: dict[str, _Row | None] = {}  # by `prefetch` (None: no record)
 
     def __enter__(self) -> StatRecords:
         return self
@@ -99,12 +108,42 @@ class StatRecords:
         except sqlite3.Error:
             return
 
+    def prefetch(self, keys: Iterable[StatKey]) -> None:
+        """Read the records of ``keys`` now, a few queries for all, for `lookup` to find.
+
+        A query costs SQLite a few stats of the database and its journals: one per
+        file would triple the stats of a split's unchanged files.
+        """
+        texts = list(dict.fromkeys(map(_key_text, keys)))
+        connection = self._connect(create=False) if texts else None
+        if connection is None:
+            return
+        fetched: dict[str, _Row | None] = dict.fromkeys(texts)
+        try:
+            with self._lock:
+                for start in range(0, len(texts), _PREFETCH_CHUNK):
+                    chunk = texts[start : start + _PREFETCH_CHUNK]
+                    rows = connection.execute(
+                        "SELECT key, digest, hashed_ns, checksum FROM records"
+                        f" WHERE key IN ({', '.join('?' * len(chunk))})",
+                        chunk,
+                    )
+                    for text, digest, hashed_ns, checksum in rows:
+                        fetched[text] = (digest, hashed_ns, checksum)
+        except sqlite3.Error:
+            return
+        with self._lock:
+            self._fetched.update(fetched)
+
     def lookup(self, key: StatKey) -> str | None:
         """The digest recorded for ``key`` if the record is intact and trusted, else None."""
         text = _key_text(key)
         with self._lock:
             row = self._pending.get(text)
-        if row is None:
+            prefetched = row is None and text in self._fetched
+            if prefetched:
+                row = self._fetched[text]
+        if row is None and not prefetched:
             connection = self._connect(create=False)
             if connection is None:
                 return None
@@ -120,14 +159,15 @@ class StatRecords:
         digest, hashed_ns, checksum = row
         if not isinstance(digest, str) or not isinstance(hashed_ns, int):
             return None
-        if checksum != _checksum(key, digest, hashed_ns):
+        if checksum != _checksum(text, digest, hashed_ns):
             return None
         return digest if trusted(key, hashed_ns) else None
 
     def record(self, key: StatKey, digest: str, hashed_ns: int) -> None:
         """Remember that the file of ``key`` hashed to ``digest`` at ``hashed_ns`` (see `flush`)."""
+        text = _key_text(key)
         with self._lock:
-            self._pending[_key_text(key)] = (digest, hashed_ns, _checksum(key, digest, hashed_ns))
+            self._pending[text] = (digest, hashed_ns, _checksum(text, digest, hashed_ns))
 
     def _connect(self, *, create: bool) -> sqlite3.Connection | None:
         if self._connection is not None or self._broken:
@@ -159,8 +199,9 @@ def trusted(key: StatKey, hashed_ns: int) -> bool:
 
 
 def _key_text(key: StatKey) -> str:
-    return "\0".join(str(part) for part in key)
+    path, size, mtime_ns, ctime_ns, inode, device = key
+    return f"{path}\0{size}\0{mtime_ns}\0{ctime_ns}\0{inode}\0{device}"
 
 
-def _checksum(key: StatKey, digest: str, hashed_ns: int) -> str:
-    return xxhash.xxh3_64_hexdigest(f"{_key_text(key)}\0{digest}\0{hashed_ns}".encode())
+def _checksum(key_text: str, digest: str, hashed_ns: int) -> str:
+    return xxhash.xxh3_64_hexdigest(f"{key_text}\0{digest}\0{hashed_ns}".encode())
