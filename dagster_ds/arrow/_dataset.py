@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import pyarrow as pa
 
 from dagster_ds.arrow._column import Column, as_row_key
+from dagster_ds.arrow._column_lineage import same_column_sources
 from dagster_ds.arrow._dataset_formats import FormatMethods
 from dagster_ds.arrow._dataset_reshape import LabelMethods, ReshapeMethods
 from dagster_ds.arrow._dataset_sources import SourceMethods
@@ -531,7 +532,9 @@ class Dataset(
         if output_format.columns is not None:
             self._require_columns(output_format.columns, "with_format(columns=...)")
         fingerprint = update_fingerprint(self._fingerprint, "set_format", output_format.as_dict())
-        step = LineageStep("set_format", fingerprint, (self._fingerprint,))
+        step = LineageStep("set_format", fingerprint, (self._fingerprint,)).with_columns(
+            same_column_sources(self.column_names)
+        )
         dataset = Dataset._from_shards(
             self,
             self._shards,

@@ -10,6 +10,9 @@ Example:
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.fingerprint._code import global_references as global_references
+from dagster_ds.fingerprint._column_origins import EVERY_COLUMN as EVERY_COLUMN
+from dagster_ds.fingerprint._column_origins import ColumnOrigin as ColumnOrigin
+from dagster_ds.fingerprint._column_origins import column_origins as column_origins
 from dagster_ds.fingerprint._lineage import LineageStep as LineageStep
 from dagster_ds.fingerprint._public import Hasher as Hasher
 from dagster_ds.fingerprint._public import explain as explain
@@ -44,5 +47,8 @@ __all__ = [
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "EVERY_COLUMN",
+    "ColumnOrigin",
+    "column_origins",
     "global_references",
 ]
