@@ -22,6 +22,7 @@ from dagster_ds.errors import (
 )
 from dagster_ds.fingerprint import HashNode
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
+from dagster_ds.orchestration._column_lineage import AssetColumns
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._provenance import input_tags
@@ -308,7 +309,9 @@ def _run(
         on_dask(context, store) as shards,
     ):
         output = _require_output(name, result_of(spec, call))
-    result = _relabel(output, fingerprint, parents, name)
+    upstream = {context.asset_key_for_input(param): call[param] for param in parents}
+    columns = AssetColumns(output, upstream)
+    result = columns.record(_relabel(output, fingerprint, parents, name))
     value: Any = result
     dataset: Dataset | IterableDataset = result
     if store is not None:
@@ -330,7 +333,11 @@ def _run(
             )
         if isinstance(result, IterableDataset):  # consumed: describe what was stored
             dataset = store.load(key, fingerprint)
-    described = {**spec.translator.get_metadata(dataset), **shards.metadata()}
+    described = {
+        **spec.translator.get_metadata(dataset),
+        **shards.metadata(),
+        **columns.metadata(dataset.column_names),
+    }
     data_version = value.content_fingerprint if isinstance(value, StoredDataset) else fingerprint
     hub = _push(spec, context, dataset, data_version) if spec.push_to_hub is not None else {}
     cache = "miss" if spec.code_version is not None else "disabled (unhashable transform)"
