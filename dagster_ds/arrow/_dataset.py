@@ -547,14 +547,23 @@ class Dataset(
         return dataset
 
     def _relabelled(self, fingerprint: str) -> Dataset:
-        """The same rows under another fingerprint (a stored asset's content fingerprint)."""
-        return Dataset._from_shards(
+        """The same rows under another fingerprint (a stored asset's content fingerprint).
+
+        The step that made them, if it is the last one, now names them by it, so
+        the lineage of what is made from them leads back to that step.
+        """
+        relabelled = Dataset._from_shards(
             self,
             self._shards,
             fingerprint=fingerprint,
             mapping=self._mapping,
             mapping_entries=self._mapping_entries,
         )
+        last = self._lineage[-1] if self._lineage else None
+        if last is not None and last.fingerprint == self._fingerprint:
+            renamed = LineageStep(last.transform, fingerprint, last.parents, last.columns)
+            relabelled._lineage = (*self._lineage[:-1], renamed)
+        return relabelled
 
     def set_format(
         self,

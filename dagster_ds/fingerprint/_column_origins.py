@@ -18,6 +18,8 @@ from dagster_ds.fingerprint._lineage import LineageStep
 
 #: The column name that stands for "every column" of a root whose columns are unknown.
 EVERY_COLUMN = "*"
+#: How a dataset asset's lineage step names its transform: ``dataset_asset:<asset>``.
+ASSET_STEP = "dataset_asset:"
 
 _Found = tuple[frozenset[tuple[str, str]], frozenset[tuple[int, str]]]
 
@@ -150,3 +152,53 @@ def _union(parts: Sequence[_Found], made: tuple[int, str] | None) -> _Found:
     pairs = frozenset(pair for found, _ in parts for pair in found)
     steps = frozenset(step for _, done in parts for step in done)
     return pairs, steps | {made} if made is not None else steps
+
+
+def lineage_origins(steps: Sequence[LineageStep]) -> tuple[ColumnOrigin, ...] | None:
+    """The origins of the columns of the dataset ``steps`` made (None: not recorded).
+
+    When the last step is a dataset asset's (``dataset_asset:<asset>``, parents
+    the upstream assets' fingerprints), each column's sources are the upstream
+    columns recorded on it and its transforms those of the asset's function;
+    otherwise the columns are followed back to the roots of ``steps``.
+
+    Example:
+        >>> source, asset = "a" * 32, "b" * 32
+        >>> step = LineageStep("dataset_asset:n", asset, (source,), (("y", ("x",)),))
+        >>> lineage_origins([step])[0].sources == ((source, "x"),)
+        True
+    """
+    if not steps or steps[-1].columns is None:
+        return None
+    last = steps[-1]
+    columns = [name for name, _ in last.columns or ()]
+    if not last.transform.startswith(ASSET_STEP):
+        return column_origins(steps, columns)
+    inner = column_origins(
+        steps[:-1],
+        columns,
+        fingerprint=steps[-2].fingerprint if len(steps) > 1 else last.fingerprint,
+        roots=last.parents,
+    )
+    return tuple(
+        ColumnOrigin(
+            origin.column,
+            tuple(sorted(set(last.parent_columns(origin.column) or ()))),
+            origin.transforms,
+        )
+        for origin in inner
+    )
+
+
+def asset_names(steps: Sequence[LineageStep]) -> dict[str, str]:
+    """The dataset assets among ``steps``: the asset name by the fingerprint of its dataset.
+
+    Example:
+        >>> asset_names([LineageStep("dataset_asset:labelled", "a" * 32, ())])
+        {'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa': 'labelled'}
+    """
+    return {
+        step.fingerprint: step.transform.removeprefix(ASSET_STEP)
+        for step in steps
+        if step.transform.startswith(ASSET_STEP)
+    }

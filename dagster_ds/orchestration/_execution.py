@@ -20,7 +20,7 @@ from dagster_ds.errors import (
     DatasetAssetOutputError,
     DatasetNotStoredError,
 )
-from dagster_ds.fingerprint import HashNode
+from dagster_ds.fingerprint import ASSET_STEP, HashNode
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._column_lineage import AssetColumns
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
@@ -429,7 +429,7 @@ def _relabel(
     """The same data under the asset's fingerprint, with the asset as a lineage step."""
     if isinstance(dataset, IterableDataset):
         return relabel_stream(dataset, fingerprint)
-    step = LineageStep(f"dataset_asset:{asset}", fingerprint, tuple(parents.values()))
+    step = LineageStep(f"{ASSET_STEP}{asset}", fingerprint, tuple(parents.values()))
     return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset,
         dataset._shards,  # pyright: ignore[reportPrivateUsage]
