@@ -216,7 +216,9 @@ class Dataset(
             fingerprint=fingerprint,
             mapping=indices,
             features=features
-            or (parent._features if parent else Features.from_arrow_schema(data.schema)),
+            or (
+                parent._features if parent is not None else Features.from_arrow_schema(data.schema)
+            ),
             step=step,
         )
 
@@ -242,11 +244,14 @@ class Dataset(
             assert parent is not None, "a dataset without a parent needs its features"
             features = parent._features
         dataset._features = features
-        dataset._split = parent._split if parent else None
-        dataset._prose = parent._prose if parent else {}
+        dataset._split = parent._split if parent is not None else None
+        dataset._prose = parent._prose if parent is not None else {}
         dataset._fingerprint = fingerprint
-        dataset._output_format = parent._output_format if parent else OutputFormat()
-        dataset._lineage = (*(parent._lineage if parent else ()), *([step] if step else []))
+        dataset._output_format = parent._output_format if parent is not None else OutputFormat()
+        dataset._lineage = (
+            *(parent._lineage if parent is not None else ()),
+            *([step] if step else []),
+        )
         dataset._set_rows(tuple(shards), mapping, tuple(mapping_entries))
         return dataset
 
