@@ -18,13 +18,13 @@ import dagster as dg
 
 from dagster_ds.arrow import Dataset, LineageStep
 from dagster_ds.fingerprint import EVERY_COLUMN, ColumnOrigin, column_origins
-from dagster_ds.orchestration.metadata import markdown_table
+from dagster_ds.orchestration.metadata import DatasetMetadataKey, markdown_table
 from dagster_ds.streaming import IterableDataset
 
 #: Dagster's own key for column lineage (its UI draws it in Dagster+ only).
-COLUMN_LINEAGE = "dagster/column_lineage"
+COLUMN_LINEAGE = DatasetMetadataKey.COLUMN_LINEAGE.value
 #: The same lineage as a Markdown table, readable in the open-source UI.
-COLUMN_LINEAGE_TABLE = "dagster_ds/column_lineage"
+COLUMN_LINEAGE_TABLE = DatasetMetadataKey.COLUMN_LINEAGE_TABLE.value
 
 
 class AssetColumns:
