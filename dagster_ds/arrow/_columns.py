@@ -7,6 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dagster_ds.arrow._column_lineage import (
+    added_column_sources,
+    record,
+    renamed_column_sources,
+    same_column_sources,
+)
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._parallel import WriteFactory, run_shards
 from dagster_ds.arrow._results import derived, plan, shards_result, units
@@ -38,7 +44,8 @@ def rename_columns(
     def rename(table: pa.Table) -> pa.Table:
         return table.rename_columns([mapping.get(name, name) for name in table.column_names])
 
-    return derived(dataset, transform, rename, features)
+    renamed = derived(dataset, transform, rename, features)
+    return record(renamed, dataset, renamed_column_sources(dataset.column_names, mapping))
 
 
 def remove_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str | None) -> Dataset:
@@ -46,7 +53,8 @@ def remove_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str 
     dataset._require_columns(names, "remove_columns")  # pyright: ignore[reportPrivateUsage]
     transform = plan(dataset, "remove_columns", {"column_names": sorted(names)}, new_fingerprint)
     features = Features({k: v for k, v in dataset.features.items() if k not in names})
-    return derived(dataset, transform, lambda table: table.drop_columns(list(names)), features)
+    kept = derived(dataset, transform, lambda table: table.drop_columns(list(names)), features)
+    return record(kept, dataset, same_column_sources(list(features)))
 
 
 def select_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str | None) -> Dataset:
@@ -54,7 +62,8 @@ def select_columns(dataset: Dataset, names: Sequence[str], new_fingerprint: str 
     dataset._require_columns(names, "select_columns")  # pyright: ignore[reportPrivateUsage]
     transform = plan(dataset, "select_columns", {"column_names": list(names)}, new_fingerprint)
     features = Features({name: dataset.features[name] for name in names})
-    return derived(dataset, transform, lambda table: table.select(list(names)), features)
+    kept = derived(dataset, transform, lambda table: table.select(list(names)), features)
+    return record(kept, dataset, same_column_sources(names))
 
 
 def add_column(
@@ -87,7 +96,8 @@ def add_column(
         fingerprint = transform.for_shard(shard.fingerprint, offset=start).fingerprint
         shard_features = features or Features.from_arrow_schema(table.schema)
         shards.append((Shard(fingerprint, table, None, shard.entries), shard_features))
-    return shards_result(source, transform, shards, features=features)
+    added = shards_result(source, transform, shards, features=features)
+    return record(added, source, added_column_sources(source.column_names, name))
 
 
 def flatten_shards(dataset: Dataset, new_fingerprint: str | None) -> Dataset:
@@ -107,7 +117,7 @@ def flatten_shards(dataset: Dataset, new_fingerprint: str | None) -> Dataset:
     )
     result = shards_result(dataset, transform, shards, features=features)
     result._output_format = dataset._output_format  # pyright: ignore[reportPrivateUsage]
-    return result
+    return record(result, dataset, same_column_sources(dataset.column_names))
 
 
 def cast_dataset(
@@ -133,7 +143,8 @@ def cast_dataset(
         workers=1,
         load_from_cache_file=load_from_cache_file,
     )
-    return shards_result(dataset, transform, shards, features=features)
+    cast = shards_result(dataset, transform, shards, features=features)
+    return record(cast, dataset, same_column_sources(dataset.column_names))
 
 
 def _copying(change: Callable[[pa.Table], pa.Table]) -> WriteFactory:

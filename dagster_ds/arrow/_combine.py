@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dagster_ds.arrow._column_lineage import combined_column_sources
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._info import merged_prose
 from dagster_ds.arrow._results import Transform, table_result
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError, RowCountMismatchError
 from dagster_ds.features import Features, conform, unify_schemas
-from dagster_ds.fingerprint import fingerprint_transform
+from dagster_ds.fingerprint import LineageStep, fingerprint_transform
 from dagster_ds.streaming import SourceDraws
 
 if TYPE_CHECKING:
@@ -81,7 +82,17 @@ def concatenate_map_style(datasets: Sequence[Dataset], axis: int) -> Dataset:
     if all(dataset.format == datasets[0].format for dataset in datasets):
         result._output_format = datasets[0]._output_format  # pyright: ignore[reportPrivateUsage]
     result._prose = merged_prose([dataset._prose for dataset in datasets])  # pyright: ignore[reportPrivateUsage]
+    sources = combined_column_sources([d.column_names for d in datasets], result.column_names)
+    result._lineage = combined_lineage(datasets, transform.step().with_columns(sources))  # pyright: ignore[reportPrivateUsage]
     return result
+
+
+def combined_lineage(datasets: Sequence[Dataset], step: LineageStep) -> tuple[LineageStep, ...]:
+    """The steps that made each of ``datasets`` (each once, in order), then ``step``."""
+    steps: dict[LineageStep, None] = {}
+    for dataset in datasets:
+        steps.update(dict.fromkeys(dataset.lineage))
+    return (*steps, step)
 
 
 def _batches(dataset: Dataset) -> list[pa.RecordBatch]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import pyarrow as pa
 
 from dagster_ds.arrow._column import Column, as_row_key
+from dagster_ds.arrow._column_lineage import same_column_sources
 from dagster_ds.arrow._dataset_formats import FormatMethods
 from dagster_ds.arrow._dataset_reshape import LabelMethods, ReshapeMethods
 from dagster_ds.arrow._dataset_sources import SourceMethods
@@ -215,7 +216,9 @@ class Dataset(
             fingerprint=fingerprint,
             mapping=indices,
             features=features
-            or (parent._features if parent else Features.from_arrow_schema(data.schema)),
+            or (
+                parent._features if parent is not None else Features.from_arrow_schema(data.schema)
+            ),
             step=step,
         )
 
@@ -241,11 +244,14 @@ class Dataset(
             assert parent is not None, "a dataset without a parent needs its features"
             features = parent._features
         dataset._features = features
-        dataset._split = parent._split if parent else None
-        dataset._prose = parent._prose if parent else {}
+        dataset._split = parent._split if parent is not None else None
+        dataset._prose = parent._prose if parent is not None else {}
         dataset._fingerprint = fingerprint
-        dataset._output_format = parent._output_format if parent else OutputFormat()
-        dataset._lineage = (*(parent._lineage if parent else ()), *([step] if step else []))
+        dataset._output_format = parent._output_format if parent is not None else OutputFormat()
+        dataset._lineage = (
+            *(parent._lineage if parent is not None else ()),
+            *([step] if step else []),
+        )
         dataset._set_rows(tuple(shards), mapping, tuple(mapping_entries))
         return dataset
 
@@ -531,7 +537,9 @@ class Dataset(
         if output_format.columns is not None:
             self._require_columns(output_format.columns, "with_format(columns=...)")
         fingerprint = update_fingerprint(self._fingerprint, "set_format", output_format.as_dict())
-        step = LineageStep("set_format", fingerprint, (self._fingerprint,))
+        step = LineageStep("set_format", fingerprint, (self._fingerprint,)).with_columns(
+            same_column_sources(self.column_names)
+        )
         dataset = Dataset._from_shards(
             self,
             self._shards,
@@ -544,14 +552,23 @@ class Dataset(
         return dataset
 
     def _relabelled(self, fingerprint: str) -> Dataset:
-        """The same rows under another fingerprint (a stored asset's content fingerprint)."""
-        return Dataset._from_shards(
+        """The same rows under another fingerprint (a stored asset's content fingerprint).
+
+        The step that made them, if it is the last one, now names them by it, so
+        the lineage of what is made from them leads back to that step.
+        """
+        relabelled = Dataset._from_shards(
             self,
             self._shards,
             fingerprint=fingerprint,
             mapping=self._mapping,
             mapping_entries=self._mapping_entries,
         )
+        last = self._lineage[-1] if self._lineage else None
+        if last is not None and last.fingerprint == self._fingerprint:
+            renamed = LineageStep(last.transform, fingerprint, last.parents, last.columns)
+            relabelled._lineage = (*self._lineage[:-1], renamed)
+        return relabelled
 
     def set_format(
         self,

@@ -115,12 +115,15 @@ class _Released:
 
 
 def _with_format(dataset: Dataset, output_format: Formatter) -> Dataset:
+    from dagster_ds.arrow._column_lineage import same_column_sources
     from dagster_ds.fingerprint import LineageStep, update_fingerprint
 
     if output_format.columns is not None:
         dataset._require_columns(output_format.columns, "with_transform(columns=...)")  # pyright: ignore[reportPrivateUsage]
     fingerprint = update_fingerprint(dataset.fingerprint, "set_format", output_format.as_dict())
-    step = LineageStep("set_format", fingerprint, (dataset.fingerprint,))
+    step = LineageStep("set_format", fingerprint, (dataset.fingerprint,)).with_columns(
+        same_column_sources(dataset.column_names)
+    )
     result = dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset,
         dataset._shards,  # pyright: ignore[reportPrivateUsage]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dagster_ds.arrow._column_lineage import flattened_column_sources, record, same_column_sources
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.errors import AnchorDifferenceWarning, InvalidArgumentError
 from dagster_ds.streaming import group_runs, rows_differ
@@ -66,7 +67,8 @@ class ReshapeMethods:
             columns = [by_column] if isinstance(by_column, str) else list(by_column)
             runs = _batch_runs(dataset, columns, batch_size, drop_last_batch, new_fingerprint)
             return _same_format(runs, dataset)
-        grouped = dataset.with_format("arrow").map(
+        arrow = dataset.with_format("arrow")
+        grouped = arrow.map(
             _grouped,
             batched=True,
             batch_size=batch_size,
@@ -77,7 +79,8 @@ class ReshapeMethods:
             new_fingerprint=new_fingerprint,
             desc="Batching",
         )
-        return _same_format(grouped, dataset)
+        sources = same_column_sources(dataset.column_names)
+        return _same_format(record(grouped, arrow, sources), dataset)
 
     def flatten(self, new_fingerprint: str | None = None, max_depth: int = 16) -> Dataset:
         """Struct columns become one column per field, named ``column.field`` (as the anchor).
@@ -90,7 +93,8 @@ class ReshapeMethods:
         features = dataset.features.flatten(max_depth=max_depth)
         if list(features) == dataset.column_names:
             return dataset
-        flat = dataset.with_format("arrow").map(
+        arrow = dataset.with_format("arrow")
+        flat = arrow.map(
             _flattened,
             batched=True,
             remove_columns=dataset.column_names,
@@ -99,7 +103,8 @@ class ReshapeMethods:
             new_fingerprint=new_fingerprint,
             desc="Flattening the dataset",
         )
-        return _same_format(flat, dataset)
+        sources = flattened_column_sources(dataset.column_names, flat.column_names)
+        return _same_format(record(flat, arrow, sources), dataset)
 
     def repeat(self, num_times: int | None) -> Dataset:
         """The rows ``num_times`` times over (an indices mapping: no data is copied).
@@ -180,13 +185,15 @@ class ReshapeMethods:
                 "columns of plain values (strings, numbers, booleans) can be class-encoded."
             )
         if feature.dtype == "bool":  # Python's str(): "False", "True" (as the anchor)
-            texts = dataset.with_format("arrow").map(
+            arrow = dataset.with_format("arrow")
+            texts = arrow.map(
                 _bools_as_text,
                 batched=True,
                 fn_kwargs={"column": column},
                 features=Features({**dataset.features, column: Value("string")}),
                 desc="Encoding booleans",
             )
+            record(texts, arrow, same_column_sources(dataset.column_names))
         elif feature.dtype == "string":
             texts = dataset
         else:

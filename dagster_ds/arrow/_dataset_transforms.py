@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
+from dagster_ds.arrow._column_lineage import record, same_column_sources
 from dagster_ds.arrow._exports import export
 from dagster_ds.arrow._formatting import transmit_format
 from dagster_ds.arrow._function_options import (
@@ -187,7 +188,8 @@ class TransformMethods:
 
         del keep_in_memory, indices_cache_file_name, writer_batch_size
         rows = indices if isinstance(indices, range | pa.Array) else list(indices)
-        return select_rows(dataset, rows, new_fingerprint)
+        selected = select_rows(dataset, rows, new_fingerprint)
+        return record(selected, dataset, same_column_sources(dataset.column_names))
 
     @transmit_format
     def shuffle(
@@ -210,9 +212,10 @@ class TransformMethods:
         from dagster_ds.arrow._indices import shuffle_rows
 
         del keep_in_memory, indices_cache_file_name, writer_batch_size
-        return shuffle_rows(
+        shuffled = shuffle_rows(
             dataset, seed, generator, load_from_cache_file is not False, new_fingerprint
         )
+        return record(shuffled, dataset, same_column_sources(dataset.column_names))
 
     @transmit_format
     def sort(
@@ -236,7 +239,7 @@ class TransformMethods:
         from dagster_ds.arrow._indices import sort_rows
 
         del keep_in_memory, indices_cache_file_name, writer_batch_size
-        return sort_rows(
+        ordered = sort_rows(
             dataset,
             column_names,
             reverse,
@@ -244,6 +247,7 @@ class TransformMethods:
             load_from_cache_file is not False,
             new_fingerprint,
         )
+        return record(ordered, dataset, same_column_sources(dataset.column_names))
 
     @transmit_format
     def shard(

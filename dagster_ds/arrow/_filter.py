@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dagster_ds.arrow._column_lineage import filter_column_sources, record
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import IndicesWork, Recipe, run_work
 from dagster_ds.arrow._results import plan, units
@@ -79,9 +80,10 @@ def filter_dataset(
             load_from_cache_file=load_from_cache_file,
             executor=executor,
         )
-    return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    kept = dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset, shards, fingerprint=transform.fingerprint, step=transform.step()
     )
+    return record(kept, dataset, filter_column_sources(dataset.column_names, columns))
 
 
 @dataclass(frozen=True)

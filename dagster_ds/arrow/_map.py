@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dagster_ds.arrow._column_lineage import map_column_sources, record
 from dagster_ds.arrow._entries import TableSink, read_ipc
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import Recipe, run_shards
@@ -100,7 +101,8 @@ def map_dataset(
             recipe=Recipe(dataset.fingerprint, "map", spec.fingerprint_args(dataset)),
             whole=transform,
         )
-    return shards_result(dataset, transform, shards, features=spec.features)
+    mapped = shards_result(dataset, transform, shards, features=spec.features)
+    return record(mapped, dataset, job.column_sources(mapped.column_names, spec.input_columns))
 
 
 class _ShardWrite:
@@ -139,6 +141,18 @@ class _MapJob:
         self._schema: pa.Schema | None = None
         # What decided the merged schema of the last batch whose types were checked.
         self._layout: _Layout | None = None
+
+    def column_sources(
+        self, output_columns: Sequence[str], reads: Collection[str] | None
+    ) -> dict[str, tuple[str, ...]]:
+        """The parent columns each output column came from, the function having read ``reads``.
+
+        The columns it wrote are known when it ran here; else (every shard from the
+        cache, or run elsewhere) a kept column may have been overwritten.
+        """
+        written = self.overwritten if self.overwritten or self.call is None else None
+        parent = self.dataset.column_names
+        return map_column_sources(parent, output_columns, reads, self.spec.remove_columns, written)
 
     def shard_values(self, start: int) -> dict[str, int]:
         """What a shard's output depends on besides its rows: its first row, with indices."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from dagster_ds.arrow._column_lineage import combined_column_sources
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.fingerprint import LineageStep
@@ -38,7 +39,9 @@ def dataset_of_parts(parts: Sequence[Dataset]) -> Dataset:
     features = merged_features([part.features for part in parts], schema)
     shards = [_one_shard(part) for part in parts]
     fingerprint = shards_fingerprint([shard.fingerprint for shard in shards])
-    step = LineageStep("partitions", fingerprint, tuple(part.fingerprint for part in parts))
+    step = LineageStep(
+        "partitions", fingerprint, tuple(part.fingerprint for part in parts)
+    ).with_columns(combined_column_sources([part.column_names for part in parts], list(features)))
     dataset = type(parts[0])._from_shards(  # pyright: ignore[reportPrivateUsage]
         None, shards, fingerprint=fingerprint, features=features, step=step
     )

@@ -10,6 +10,23 @@ Example:
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.fingerprint._code import global_references as global_references
+from dagster_ds.fingerprint._column_origins import ASSET_STEP as ASSET_STEP
+from dagster_ds.fingerprint._column_origins import EVERY_COLUMN as EVERY_COLUMN
+from dagster_ds.fingerprint._column_origins import ColumnOrigin as ColumnOrigin
+from dagster_ds.fingerprint._column_origins import asset_names as asset_names
+from dagster_ds.fingerprint._column_origins import column_origins as column_origins
+from dagster_ds.fingerprint._column_origins import lineage_origins as lineage_origins
+from dagster_ds.fingerprint._column_sources import added_column_sources as added_column_sources
+from dagster_ds.fingerprint._column_sources import (
+    combined_column_sources as combined_column_sources,
+)
+from dagster_ds.fingerprint._column_sources import filter_column_sources as filter_column_sources
+from dagster_ds.fingerprint._column_sources import (
+    flattened_column_sources as flattened_column_sources,
+)
+from dagster_ds.fingerprint._column_sources import map_column_sources as map_column_sources
+from dagster_ds.fingerprint._column_sources import renamed_column_sources as renamed_column_sources
+from dagster_ds.fingerprint._column_sources import same_column_sources as same_column_sources
 from dagster_ds.fingerprint._lineage import LineageStep as LineageStep
 from dagster_ds.fingerprint._public import Hasher as Hasher
 from dagster_ds.fingerprint._public import explain as explain
@@ -44,5 +61,18 @@ __all__ = [
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "ASSET_STEP",
+    "asset_names",
+    "lineage_origins",
+    "EVERY_COLUMN",
+    "ColumnOrigin",
+    "column_origins",
+    "added_column_sources",
+    "combined_column_sources",
+    "filter_column_sources",
+    "flattened_column_sources",
+    "map_column_sources",
+    "renamed_column_sources",
+    "same_column_sources",
     "global_references",
 ]

@@ -29,6 +29,7 @@ Example:
 """
 
 # Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.hub._card import Card as Card
 from dagster_ds.hub._client import LOCAL_HUB_TOKEN as LOCAL_HUB_TOKEN
 from dagster_ds.hub._client import disable_xet_and_telemetry as disable_xet_and_telemetry
 from dagster_ds.hub._client import is_valid_repo_id as is_valid_repo_id
@@ -46,6 +47,7 @@ __all__ = ["PushResult"]
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
     "LOCAL_HUB_TOKEN",
+    "Card",
     "PushTarget",
     "disable_xet_and_telemetry",
     "is_valid_repo_id",

@@ -10,9 +10,11 @@ The YAML keeps everything already there and updates three keys:
     Per config: ``data_files`` as ``[{split, path: <data_dir>/<split>-*}]``.
 ``dagster_ds``
     What made each pushed split: ``configs -> <config> -> splits -> <split> ->
-    {fingerprint, parents, lineage: [{transform, fingerprint, parents}], data_dir,
-    num_shards}``. A push compares its fingerprint with this record to skip an
-    unchanged split.
+    {fingerprint, parents, lineage: [{transform, fingerprint, parents, columns}],
+    data_dir, num_shards}``, ``columns`` (where recorded) giving each output
+    column of a step with the parent columns it came from (see `LineageStep`).
+    A push compares its fingerprint with this record to skip an unchanged split;
+    the local Hub's column-lineage page reads ``lineage``.
 """
 
 from __future__ import annotations
@@ -143,6 +145,30 @@ class Card:
         config = configs.get(config_name) if isinstance(configs, dict) else None
         splits = config.get("splits") if isinstance(config, dict) else None
         return copy.deepcopy(cast(dict[str, dict[str, Any]], splits or {}))
+
+    def lineages(self) -> dict[tuple[str, str], tuple[LineageStep, ...]]:
+        """The recorded lineage of each pushed split, by (config, split); malformed ones skipped.
+
+        Example:
+            >>> step = {"transform": "map", "fingerprint": "b" * 32, "parents": ["a" * 32]}
+            >>> splits = {"train": {"lineage": [step]}}
+            >>> card = Card({"dagster_ds": {"configs": {"default": {"splits": splits}}}})
+            >>> [steps[0].transform for steps in card.lineages().values()]
+            ['map']
+        """
+        record = self.data.get(LINEAGE_KEY)
+        configs = cast(dict[str, Any], record).get("configs") if isinstance(record, dict) else None
+        found: dict[tuple[str, str], tuple[LineageStep, ...]] = {}
+        for config in cast(dict[str, Any], configs) if isinstance(configs, dict) else {}:
+            for split, entry in self.pushed(str(config)).items():
+                steps = entry.get("lineage") if isinstance(entry, dict) else None
+                try:
+                    found[str(config), str(split)] = tuple(
+                        LineageStep.from_dict(step) for step in cast(list[Any], steps or [])
+                    )
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+                    continue
+        return found
 
     # -- updating -----------------------------------------------------------
 

@@ -20,9 +20,10 @@ from dagster_ds.errors import (
     DatasetAssetOutputError,
     DatasetNotStoredError,
 )
-from dagster_ds.fingerprint import HashNode
+from dagster_ds.fingerprint import ASSET_STEP, HashNode
 from dagster_ds.orchestration._audit import Audit, audit_candidate
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
+from dagster_ds.orchestration._column_lineage import AssetColumns
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._provenance import input_tags
@@ -315,7 +316,9 @@ def _run(
         on_dask(context, store) as shards,
     ):
         output = _require_output(name, result_of(spec, call))
-    result = _relabel(output, fingerprint, parents, name)
+    upstream = {context.asset_key_for_input(param): call[param] for param in parents}
+    columns = AssetColumns(output, upstream)
+    result = columns.record(_relabel(output, fingerprint, parents, name))
     value: Any = result
     dataset: Dataset | IterableDataset = result
     if store is not None:
@@ -337,7 +340,11 @@ def _run(
             )
         if isinstance(result, IterableDataset):  # consumed: describe what was stored
             dataset = store.load(key, fingerprint)
-    described = {**spec.translator.get_metadata(dataset), **shards.metadata()}
+    described = {
+        **spec.translator.get_metadata(dataset),
+        **shards.metadata(),
+        **columns.metadata(dataset.column_names),
+    }
     data_version = value.content_fingerprint if isinstance(value, StoredDataset) else fingerprint
     audit = _audit(spec, context, dataset)
     hub = (
@@ -461,7 +468,7 @@ def _relabel(
     """The same data under the asset's fingerprint, with the asset as a lineage step."""
     if isinstance(dataset, IterableDataset):
         return relabel_stream(dataset, fingerprint)
-    step = LineageStep(f"dataset_asset:{asset}", fingerprint, tuple(parents.values()))
+    step = LineageStep(f"{ASSET_STEP}{asset}", fingerprint, tuple(parents.values()))
     return Dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset,
         dataset._shards,  # pyright: ignore[reportPrivateUsage]

@@ -11,6 +11,9 @@ Values are typed for the UI: durations are seconds rounded to milliseconds
 (the unit is in the label), sizes are bytes (plotted) next to the same size
 in human units, preview cells are escaped so Markdown never reformats them,
 and the code and data versions are entries of their own (not only tags).
+Column lineage (``dagster/column_lineage``: each output column with the
+upstream asset columns it came from) is also a Markdown table
+(``dagster_ds/column_lineage``), as Dagster's open-source UI does not draw it.
 
 One name per concept, as in the logs, the CLI and the README:
 
@@ -73,6 +76,8 @@ class DatasetMetadataKey(StrEnum):
     SHARDS_COMPUTED = "dagster_ds/shards_computed"
     SHARDS_ELSEWHERE = "dagster_ds/shards_computed_elsewhere"
     EXECUTOR = "dagster_ds/executor"
+    COLUMN_LINEAGE = "dagster/column_lineage"
+    COLUMN_LINEAGE_TABLE = "dagster_ds/column_lineage"
     # Earlier names of the members above, kept as aliases for code that used them.
     FINGERPRINT = "dagster_ds/recipe"
     CONTENT_FINGERPRINT = "dagster_ds/data_version"

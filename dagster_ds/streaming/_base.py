@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dagster_ds.features import Features
-from dagster_ds.fingerprint import LineageStep, update_fingerprint
+from dagster_ds.fingerprint import LineageStep, same_column_sources, update_fingerprint
 from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._iteration import EpochCell
 from dagster_ds.streaming._node import Node
@@ -23,6 +23,10 @@ class _Keep:
 KEEP = _Keep()
 
 
+#: A transform's column sources, computed when the lineage is asked for (None: unknown).
+ColumnSources = Callable[[], Mapping[str, Sequence[str]] | None]
+
+
 class StreamBase:
     """The parts of an `IterableDataset`: a node tree, features, format, fingerprint, epoch."""
 
@@ -35,7 +39,7 @@ class StreamBase:
     _epoch_cell: EpochCell
     _starting_state: dict[str, Any] | None
     _live: Progress | None
-    _made_by: tuple[StreamBase, str] | None
+    _made_by: tuple[StreamBase, str, ColumnSources | None] | None
 
     def _setup(
         self,
@@ -109,8 +113,14 @@ class StreamBase:
         *,
         features: Features | _Keep | None = KEEP,
         formatter: Formatter | None = None,
+        columns: ColumnSources | None = None,
     ) -> IterableDataset:
-        """A new dataset: ``node`` made by ``transform(**args)`` from this one."""
+        """A new dataset: ``node`` made by ``transform(**args)`` from this one.
+
+        ``columns`` gives the parent columns each output column came from, when
+        the lineage is asked for (so no file is read to know the columns now);
+        by default every column from itself (a transform of rows).
+        """
         parent = self
 
         def fingerprint() -> str:
@@ -124,7 +134,7 @@ class StreamBase:
             split=self._split,
             fingerprint=fingerprint,
         )
-        derived._made_by = (self, transform)
+        derived._made_by = (self, transform, columns)
         return derived
 
     @property
@@ -142,10 +152,17 @@ class StreamBase:
         steps: list[LineageStep] = []
         current: StreamBase = self
         while current._made_by is not None:
-            parent, transform = current._made_by
-            steps.append(LineageStep(transform, current._fingerprint, (parent._fingerprint,)))
+            parent, transform, columns = current._made_by
+            step = LineageStep(transform, current._fingerprint, (parent._fingerprint,))
+            sources = columns() if columns is not None else parent._same_columns()
+            steps.append(step.with_columns(sources) if sources is not None else step)
             current = parent
         return tuple(reversed(steps))
+
+    def _same_columns(self) -> dict[str, tuple[str, ...]] | None:
+        """Each of this stream's columns from itself (None: the columns are unknown)."""
+        names = self.column_names
+        return same_column_sources(names) if names is not None else None
 
     @property
     def features(self) -> Features | None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, cast_table
+from dagster_ds.fingerprint import renamed_column_sources, same_column_sources
 from dagster_ds.formatting import Formatter
 from dagster_ds.streaming._base import StreamBase
 from dagster_ds.streaming._columns import (
@@ -54,7 +55,13 @@ class ColumnOperators(StreamBase):
             renamed = dict(mapping)
             features = Features({renamed.get(k, k): v for k, v in features.items()})
         node = RenameColumns(self._node, mapping=mapping)
-        return self._derive(node, "rename_columns", {"mapping": dict(mapping)}, features=features)
+        parent = self.column_names
+
+        def sources() -> dict[str, tuple[str, ...]] | None:
+            return renamed_column_sources(parent, dict(mapping)) if parent is not None else None
+
+        args = {"mapping": dict(mapping)}
+        return self._derive(node, "rename_columns", args, features=features, columns=sources)
 
     def remove_columns(self, column_names: str | Sequence[str]) -> IterableDataset:
         """The dataset without some columns.
@@ -69,7 +76,14 @@ class ColumnOperators(StreamBase):
             check_columns(names, list(features), "remove_columns")
             features = Features({k: v for k, v in features.items() if k not in names})
         node = RemoveColumns(self._node, names=names)
-        return self._derive(node, "remove_columns", {"names": names}, features=features)
+        kept = list(features) if features is not None else None
+
+        def sources() -> dict[str, tuple[str, ...]] | None:
+            return same_column_sources(kept) if kept is not None else None
+
+        return self._derive(
+            node, "remove_columns", {"names": names}, features=features, columns=sources
+        )
 
     def select_columns(self, column_names: str | Sequence[str]) -> IterableDataset:
         """The dataset with only some columns, in the given order.
@@ -84,7 +98,13 @@ class ColumnOperators(StreamBase):
             check_columns(names, list(features), "select_columns")
             features = Features({name: features[name] for name in names})
         node = SelectColumns(self._node, names=names)
-        return self._derive(node, "select_columns", {"names": names}, features=features)
+        return self._derive(
+            node,
+            "select_columns",
+            {"names": names},
+            features=features,
+            columns=lambda: same_column_sources(names),
+        )
 
     def cast(self, features: Features) -> IterableDataset:
         """The dataset cast to ``features``; casts that would lose information are refused.
@@ -100,7 +120,13 @@ class ColumnOperators(StreamBase):
         if known is not None:  # the column names must match: say so now, not mid-stream
             cast_table(known.arrow_schema.empty_table(), features)
         node = CastColumns(self._node, features=features)
-        return self._derive(node, "cast", {"features": features.to_dict()}, features=features)
+        return self._derive(
+            node,
+            "cast",
+            {"features": features.to_dict()},
+            features=features,
+            columns=lambda: same_column_sources(list(features)),
+        )
 
     def cast_column(self, column: str, feature: Any) -> IterableDataset:
         """The dataset with one column cast to ``feature``.

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster_ds.errors import InvalidArgumentError
 from dagster_ds.features import Features, List
+from dagster_ds.fingerprint import filter_column_sources, map_column_sources
 from dagster_ds.formatting import FunctionCall
 from dagster_ds.streaming._base import StreamBase
 from dagster_ds.streaming._batch import BatchNode, RunBatchNode
@@ -112,7 +113,15 @@ class RowOperators(StreamBase):
             "fn_kwargs": dict(fn_kwargs or {}),
             "format": self._formatter.type,
         }
-        return self._derive(node, "map", args, features=features)
+        parent = self
+
+        def sources() -> dict[str, tuple[str, ...]] | None:  # the outputs known by features=
+            names = parent.column_names
+            if features is None or names is None:
+                return None
+            return map_column_sources(names, list(features), inputs, removed)
+
+        return self._derive(node, "map", args, features=features, columns=sources)
 
     def filter(
         self,
@@ -159,7 +168,13 @@ class RowOperators(StreamBase):
             "fn_kwargs": dict(fn_kwargs or {}),
             "format": self._formatter.type,
         }
-        return self._derive(node, "filter", args)
+        parent = self
+
+        def sources() -> dict[str, tuple[str, ...]] | None:
+            names = parent.column_names
+            return filter_column_sources(names, inputs) if names is not None else None
+
+        return self._derive(node, "filter", args, columns=sources)
 
     def batch(
         self,
@@ -211,7 +226,13 @@ class RowOperators(StreamBase):
             else None
         )
         node = RunBatchNode(self._node, by_column=by_column)
-        return self._derive(node, "batch", {"by_column": list(by_column)}, features=grouped)
+        names = list(features) if features is not None else None
+
+        def sources() -> dict[str, tuple[str, ...]] | None:  # runs are cut by ``by_column``
+            return filter_column_sources(names, by_column) if names is not None else None
+
+        args = {"by_column": list(by_column)}
+        return self._derive(node, "batch", args, features=grouped, columns=sources)
 
     def shuffle(
         self, seed: int | None = None, generator: Any = None, buffer_size: int = 1000

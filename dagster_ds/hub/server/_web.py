@@ -1,4 +1,7 @@
-"""The web pages a Hub URL opens, as simple HTML: repo (with its card), file tree, file, commit.
+"""The web pages a Hub URL opens, as simple HTML: repo, file tree, file, commit, column lineage.
+
+The repo page shows its card; the column-lineage page, what a dagster_ds push
+records in the card (each column and the upstream columns it came from).
 
 Materializations record ``<endpoint>/datasets/<repo>`` and ``.../commit/<sha>``
 links; these pages make them open in a browser. Everything shown is escaped;
@@ -15,7 +18,9 @@ from urllib.parse import quote
 from markdown_it import MarkdownIt
 from starlette.responses import HTMLResponse, Response
 
-from dagster_ds.hub.server._cards import split_front_matter
+from dagster_ds.fingerprint import LineageStep, asset_names, lineage_origins
+from dagster_ds.hub import Card
+from dagster_ds.hub.server._cards import card_data, split_front_matter
 from dagster_ds.hub.server._errors import HubNotFoundError, LocalHubError
 from dagster_ds.hub.server._http import Call, Route, error_status, route
 from dagster_ds.hub.server._objects import COMMIT_ID, Commit, FileEntry, RepoId
@@ -62,7 +67,8 @@ def _nav(repo: RepoId, rev: str) -> str:
     return (
         f"<h1>{_e(repo.type)}: {_link(base, repo.id)}</h1><nav>"
         f"{_link(f'{base}/tree/{rev_part}', 'Files')}"
-        f"{_link(f'{base}/commits/{rev_part}', 'History')}</nav>"
+        f"{_link(f'{base}/commits/{rev_part}', 'History')}"
+        f"{_link(f'{base}/lineage', 'Column lineage')}</nav>"
     )
 
 
@@ -200,6 +206,45 @@ def history_page(call: Call) -> Response:
     return _page(f"{repo.id}: history", _nav(repo, rev) + f"<table>{''.join(rows)}</table>")
 
 
+@_guard
+def lineage_page(call: Call) -> Response:
+    """Each pushed split's columns: the upstream asset columns behind each, and what made it."""
+    repo, commit = _resolve(call, "main")
+    body = _nav(repo, "main") + "<h2>Column lineage</h2>"
+    readme = commit.files.get("README.md")
+    data = card_data(_read_text(call, readme) or "") if readme is not None else None
+    lineages = Card(data or {}).lineages()
+    if not lineages:
+        body += "<p>The card records no dagster_ds lineage (push with dagster_ds).</p>"
+    for (config, split), steps in sorted(lineages.items()):
+        body += f"<h3 class='split'>{_e(config)} / {_e(split)}</h3>{_lineage_table(steps)}"
+    return _page(f"{repo.id}: column lineage", body)
+
+
+def _lineage_table(steps: tuple[LineageStep, ...]) -> str:
+    """One row per column: column, the upstream ``asset.column`` pairs, the transforms."""
+    try:
+        origins = lineage_origins(steps)
+    except (ValueError, IndexError):  # a card edited by hand: sources it cannot resolve
+        origins = None
+    if origins is None:
+        return "<p>Column lineage not recorded for this split.</p>"
+    names = asset_names(steps)
+    rows = []
+    for origin in origins:
+        upstream = ", ".join(
+            f"{names.get(root, root[:12])}.{column}" for root, column in origin.sources
+        )
+        rows.append(
+            f"<tr><td>{_e(origin.column)}</td><td>← {_e(upstream or '(no upstream column)')}</td>"
+            f"<td>{_e(', '.join(origin.transforms) or '(passed through)')}</td></tr>"
+        )
+    return (
+        "<table class='lineage'><tr><th>Column</th><th>From (upstream asset.column)</th>"
+        f"<th>Made by</th></tr>{''.join(rows)}</table>"
+    )
+
+
 ROUTES: list[Route] = []
 for _prefix in ("{types}/{namespace}/{name}", "{namespace}/{name}"):
     ROUTES += [
@@ -208,4 +253,5 @@ for _prefix in ("{types}/{namespace}/{name}", "{namespace}/{name}"):
         route("GET", f"{_prefix}/blob/{{rev}}/{{path*}}", blob_page),
         route("GET", f"{_prefix}/commit/{{sha}}", commit_page),
         route("GET", f"{_prefix}/commits/{{rev}}", history_page),
+        route("GET", f"{_prefix}/lineage", lineage_page),
     ]
