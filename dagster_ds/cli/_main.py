@@ -36,6 +36,7 @@ from dagster_ds.cli._cache import (
     use_store,
     warn_nothing_found,
 )
+from dagster_ds.cli._diff import diff_command
 from dagster_ds.cli._hub import hub_group
 from dagster_ds.fingerprint import HashNode, explain
 
@@ -315,3 +316,4 @@ def _recipe_and_data_version(record: Mapping[str, Any]) -> list[str]:
 
 
 main.add_command(hub_group)
+main.add_command(diff_command)
