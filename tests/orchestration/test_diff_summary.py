@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 
 from dagster_ds import Dataset
 from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
+from tests.definitions.test_webui import CHROMIUM_FLAGS, chromium  # noqa: F401 (a fixture)
 from tests.orchestration.conftest import latest, metadata_value, write_jsonl
+from tests.webserver import Webserver
 
 NUMERIC = {
     "dagster_ds/rows_added": dg.IntMetadataValue,
@@ -112,3 +122,142 @@ def test_a_schema_change_counts_the_columns_added_and_removed(
     text = str(metadata_value(latest(instance, "shaped"), "dagster_ds/diff"))
     assert "+label" in text
     assert "-half" in text
+
+
+_DEFINITIONS = """
+import os
+
+import dagster as dg
+
+from dagster_ds import Dataset
+from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
+
+numbers = dataset_source(
+    "numbers",
+    "json",
+    data_files=os.environ["DIFF_DATA"] + "/*.jsonl",
+    reader_options={"shard_bytes": None},
+)
+
+
+@dataset_asset
+def doubled(numbers: Dataset) -> Dataset:
+    return numbers.map(lambda row: {"double": row["n"] * 2})
+
+
+defs = dg.Definitions(
+    assets=[numbers, doubled],
+    resources={"io_manager": DatasetIOManager(base_dir=os.environ["DIFF_STORE"])},
+)
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_asset_page_plots_the_diff_summary_over_time(
+    chromium: str,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+    dagster_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project, data = tmp_path / "project", tmp_path / "data"
+    project.mkdir()
+    (project / "diff_defs.py").write_text(_DEFINITIONS)
+    (project / "workspace.yaml").write_text(
+        "load_from:\n  - python_file:\n      relative_path: diff_defs.py\n"
+        "      working_directory: .\n"
+    )
+    env = {"DIFF_DATA": str(data), "DIFF_STORE": str(tmp_path / "store")}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    spec = importlib.util.spec_from_file_location("diff_defs", project / "diff_defs.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    job = module.defs.resolve_implicit_global_asset_job_def()
+    with dg.DagsterInstance.get() as instance:
+        for files in range(1, 4):  # one more file each refresh: a point per refresh
+            _shard(data, files, [{"n": 10 * files + j, "word": "w"} for j in range(files)])
+            result = job.execute_in_process(
+                instance=instance, asset_selection=[dg.AssetKey("doubled")]
+            )
+            assert result.success
+    with Webserver(project, dagster_home, env=env) as server:
+        server.query("mutation { setNuxSeen }")  # no "Join the Dagster community" modal
+        page = _plots(chromium, tmp_path, f"{server.url}/assets/doubled")
+    plots = json.loads(page)
+    shown = plots["text"].split("Plots", 1)[1]  # the labels of the plots
+    for label in NUMERIC:
+        assert label in shown, label
+    assert plots["charts"] >= len(NUMERIC)
+
+
+# Selects the plots of the asset page's metadata panel (a toggle, not a URL); once they
+# are drawn, gives the page's text and how many charts it draws.
+_SHOW_PLOTS = """
+(() => {
+  const button = [...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'Plots');
+  if (!button) return null;
+  if (button.getAttribute('aria-selected') !== 'true') { button.click(); return null; }
+  const charts = document.querySelectorAll('canvas').length;
+  return charts ? JSON.stringify({charts: charts, text: document.body.innerText}) : null;
+})()
+"""
+
+
+def _plots(chromium_binary: str, tmp_path: Path, url: str) -> str:
+    """The text of ``url`` once its metadata plots are drawn, driving Chromium over DevTools."""
+    profile = tmp_path / "chromium-plots"
+    process = subprocess.Popen(
+        [
+            chromium_binary,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--remote-debugging-port=0",
+            url,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its renderer processes are in its process group
+    )
+    try:
+        return _evaluate_until(profile, _SHOW_PLOTS, attempts=1200)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _evaluate_until(profile: Path, script: str, attempts: int) -> str:
+    """Evaluate ``script`` in the page every 0.1 s until it returns a string."""
+    from websockets.sync.client import connect
+
+    port_file = profile / "DevToolsActivePort"
+    for _ in range(attempts):
+        if port_file.exists() and port_file.read_text().strip():
+            break
+        time.sleep(0.1)
+    port = port_file.read_text().split()[0]
+    targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json").read())
+    page = next(target for target in targets if target["type"] == "page")
+    with connect(page["webSocketDebuggerUrl"], max_size=None) as socket:
+        for attempt in range(attempts):
+            socket.send(
+                json.dumps(
+                    {
+                        "id": attempt,
+                        "method": "Runtime.evaluate",
+                        "params": {"expression": script, "returnByValue": True},
+                    }
+                )
+            )
+            while True:
+                reply = json.loads(socket.recv())
+                if reply.get("id") == attempt:
+                    break
+            value = reply.get("result", {}).get("result", {}).get("value")
+            if isinstance(value, str):
+                return value
+            time.sleep(0.1)
+    raise AssertionError(f"the page never showed its plots ({attempts} attempts)")
