@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -201,7 +202,7 @@ def _binaries(array: pa.Array) -> Hashes:
         if data_buffer is not None and last > first
         else np.zeros(0, np.uint8)
     )
-    sums = _segment_sums(data.astype(np.uint64) + np.uint64(1), offsets - first)
+    sums = _segment_sums(data, offsets - first)
     lengths = np.diff(offsets).astype(np.uint64)
     return fmix(sums ^ fmix(lengths + np.uint64(0xB1)))
 
@@ -233,17 +234,23 @@ def _structs(array: pa.Array) -> Hashes:
     return hashed
 
 
-def _segment_sums(terms: Hashes, bounds: npt.NDArray[np.int64]) -> Hashes:
+def _segment_sums(terms: npt.NDArray[Any], bounds: npt.NDArray[np.int64]) -> Hashes:
     """Per segment ``[bounds[i], bounds[i+1])`` of ``terms``: sum of term * P**(j - start).
 
     Prefix sums of term * P**j give every segment's sum in one pass; dividing by
     P**start (multiplying by its inverse modulo 2**64) makes it independent of
-    where the segment starts.
+    where the segment starts. ``terms``: bytes or hashes (the lengths, mixed in
+    by the callers, tell zero bytes apart).
     """
+    if len(terms) == 0:
+        return np.zeros(len(bounds) - 1, np.uint64)
     powers, inverses = _powers_upto(len(terms))
-    weighted = np.concatenate([np.zeros(1, np.uint64), np.cumsum(terms * powers[: len(terms)])])
-    starts = bounds[:-1]
-    return (weighted[bounds[1:]] - weighted[starts]) * inverses[starts]
+    prefix = np.multiply(terms, powers[: len(terms)], dtype=np.uint64)
+    np.cumsum(prefix, out=prefix)
+    starts, stops = bounds[:-1], bounds[1:]
+    before = np.where(starts > 0, prefix[np.maximum(starts - 1, 0)], np.uint64(0))
+    through = np.where(stops > 0, prefix[np.maximum(stops - 1, 0)], np.uint64(0))
+    return (through - before) * inverses[starts]
 
 
 def _powers_upto(count: int) -> tuple[Hashes, Hashes]:
