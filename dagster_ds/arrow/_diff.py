@@ -162,6 +162,19 @@ def diff_versions(
         (2, 1, {'n': 1})
     """
     records = [_record(store, which, name) for which, name in ((old, "old"), (new, "new"))]
+    return diff_records(store, records[0], records[1], key=key, samples=samples)
+
+
+def diff_records(
+    store: CacheStore,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    key: str | None = None,
+    samples: int = 3,
+) -> VersionDiff:
+    """`diff_versions` of two version records already read (`version_record`)."""
+    records = [old, new]
     features = [Features.from_yaml_list(record["features"]) for record in records]
     schema, compared = _schema_change(features[0].arrow_schema, features[1].arrow_schema)
     if key is not None and key not in compared:

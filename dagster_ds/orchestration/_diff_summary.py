@@ -26,7 +26,7 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import diff_versions, version_record
+from dagster_ds.arrow import diff_records, version_record
 from dagster_ds.errors import CacheError, DatasetReleasedError
 from dagster_ds.orchestration.io_manager import DatasetStore
 
@@ -69,7 +69,7 @@ def with_diff_summary(
     elif previous == fingerprint:
         summary.update(_counts(0, 0, 0, "same version as before"))
     else:
-        summary.update(_changes(store, asset_key, previous, fingerprint))
+        summary.update(_changes(store, asset_key, previous, record))
     return {**kept, **summary}
 
 
@@ -105,18 +105,17 @@ def _seconds(manifest: Mapping[str, Any]) -> float:
 
 
 def _changes(
-    store: DatasetStore, asset_key: dg.AssetKey, previous: str, fingerprint: str
+    store: DatasetStore, asset_key: dg.AssetKey, previous: str, record: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The row and column counts against the previous version; {} if it is gone."""
+    """The row and column counts against the previous version; none if it is gone."""
+    before = version_record(store.cache, store.version_key(asset_key, previous))
+    gone = {DIFF: dg.MetadataValue.text(f"previous version {previous[:12]}… not stored")}
+    if before is None:  # removed by retention or gc
+        return gone
     try:
-        found = diff_versions(
-            store.cache,
-            store.version_key(asset_key, previous),
-            store.version_key(asset_key, fingerprint),
-            samples=0,
-        )
-    except (DatasetReleasedError, CacheError):  # the previous version was removed (retention)
-        return {DIFF: dg.MetadataValue.text(f"previous version {previous[:12]}… not stored")}
+        found = diff_records(store.cache, before, record, samples=0)
+    except (DatasetReleasedError, CacheError):  # an entry it needs was removed meanwhile
+        return gone
     schema = found.schema
     columns = [f"{name} ({count})" for name, count in found.columns_changed.items()]
     columns += [f"+{name}" for name in schema.added]
