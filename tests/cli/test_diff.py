@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 from dagster_ds import Dataset
 from dagster_ds.cli import main
-from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
+from dagster_ds.orchestration import DatasetIOManager, DatasetStore, dataset_asset, dataset_source
 from tests.conftest import QUICK_INSTANCE, new_dagster_home
 from tests.orchestration.conftest import write_jsonl
 
@@ -129,3 +129,19 @@ def test_with_dagster_home_the_recorded_store_is_used_in_a_process_of_its_own(
     report = json.loads(done.stdout)
     assert report["new"]["recipe"] == versions.recipes[2]
     assert report["shards_read"] == {"old": 1, "new": 1}
+
+
+def test_a_partitioned_asset_is_compared_partition_by_partition(tmp_path: Path) -> None:
+    store = DatasetStore(str(tmp_path / "store"))
+    key = dg.AssetKey("daily")
+    for partition, values in (("d1", [1, 2]), ("d2", [5]), ("d1", [1, 3]), ("d2", [5, 6])):
+        store.save(key, Dataset.from_dict({"n": values}), partition=partition)
+    unchosen = _run("diff", "daily", "--store", store.root)
+    assert unchosen.exit_code == 2
+    assert "partitioned ('d1', 'd2' are stored): choose one with --partition" in unchosen.output
+    chosen = _run("diff", "daily", "--partition", "d2", "--store", store.root, "--json")
+    assert chosen.exit_code == 0, chosen.output
+    report = json.loads(chosen.stdout)
+    assert (report["old"]["num_rows"], report["new"]["num_rows"]) == (1, 2)
+    assert (report["rows_added"], report["rows_removed"]) == (1, 0)
+    assert report["samples"]["added"] == [{"n": 6}]
