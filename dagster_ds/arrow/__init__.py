@@ -17,6 +17,9 @@ from dagster_ds.arrow._dataset import Dataset as Dataset
 from dagster_ds.arrow._dataset_sources import in_cache_dir as in_cache_dir
 from dagster_ds.arrow._dict import DatasetDict as DatasetDict
 from dagster_ds.arrow._dict_disk import is_saved_dataset_dict as is_saved_dataset_dict
+from dagster_ds.arrow._diff import VersionDiff as VersionDiff
+from dagster_ds.arrow._diff import diff_records as diff_records
+from dagster_ds.arrow._diff import diff_versions as diff_versions
 from dagster_ds.arrow._entries import TableSink as TableSink
 from dagster_ds.arrow._files import file_transforms as file_transforms
 from dagster_ds.arrow._files import load_split as load_split
@@ -63,12 +66,15 @@ __internal__ = [
     "TableSink",
     "Transform",
     "VERSION_KIND",
+    "VersionDiff",
     "adopt",
     "all_versions",
     "concatenate_map_style",
     "dataset_of_parts",
     "derived_key",
     "describe_version",
+    "diff_records",
+    "diff_versions",
     "file_transforms",
     "in_cache_dir",
     "interleave_map_style",

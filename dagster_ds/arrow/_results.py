@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{32}")
+#: The metadata item of an entry recording how long building it took, in seconds.
+COMPUTE_SECONDS = "seconds"
 
 
 @dataclass(frozen=True)
@@ -131,8 +134,11 @@ def run(
 
     def build_entry(writer: EntryWriter) -> None:
         # The transform's record (its hash tree) is made only when building: a hit
-        # returns the stored one.
-        writer.update_metadata({**transform.metadata(), **build(writer)})
+        # returns the stored one. Its compute time is what a later reuse saves.
+        began = time.perf_counter()
+        built = build(writer)
+        seconds = round(time.perf_counter() - began, 6)
+        writer.update_metadata({**transform.metadata(), **built, COMPUTE_SECONDS: seconds})
 
     return store.get_or_create(transform.fingerprint, build_entry)
 

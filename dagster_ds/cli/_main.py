@@ -36,6 +36,7 @@ from dagster_ds.cli._cache import (
     use_store,
     warn_nothing_found,
 )
+from dagster_ds.cli._diff import diff_command
 from dagster_ds.cli._hub import hub_group
 from dagster_ds.cli._plan import plan_command
 from dagster_ds.cli._promote import promote_command
@@ -321,3 +322,4 @@ main.add_command(hub_group)
 main.add_command(rollback_command)
 main.add_command(plan_command)
 main.add_command(promote_command)
+main.add_command(diff_command)

@@ -24,6 +24,7 @@ from dagster_ds.fingerprint import ASSET_STEP, HashNode
 from dagster_ds.orchestration._audit import Audit, audit_candidate
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._column_lineage import AssetColumns
+from dagster_ds.orchestration._diff_summary import with_diff_summary
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._provenance import input_tags
@@ -160,7 +161,10 @@ def _outcome(
 ) -> _Outcome:
     """Skip (the recipe is stored) or run the asset's function."""
     parents, config_values, hidden, partition = recipe
+    began = datetime.datetime.now(datetime.UTC)
     earlier = latest_materialization(context.instance, context.asset_key, partition)
+    previous = recorded_value(earlier.metadata, Key.RECIPE) if earlier is not None else None
+    previous = previous if isinstance(previous, str) else None
     if (
         spec.code_version is not None
         and store is not None
@@ -183,17 +187,15 @@ def _outcome(
             else None
         )
         changed = _why(spec, store, context.asset_key, fingerprint, tree, earlier)
-        previous = recorded_value(earlier.metadata, Key.RECIPE) if earlier is not None else None
         outcome = _run(
-            spec,
-            context,
-            store,
-            dict(inputs),
-            config,
-            (fingerprint, tree, previous if isinstance(previous, str) else None),
-            changed,
+            spec, context, store, dict(inputs), config, (fingerprint, tree, previous), changed
         )
-    return outcome
+    if store is None:
+        return outcome
+    summary = with_diff_summary(
+        outcome.described, store, context.asset_key, (fingerprint, previous), began
+    )
+    return replace(outcome, described=summary)
 
 
 def _damaged_input(

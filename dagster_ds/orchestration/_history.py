@@ -10,6 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dagster_ds.orchestration._diff_summary import (
+    COLUMNS_CHANGED,
+    DIFF,
+    ROWS_ADDED,
+    ROWS_REMOVED,
+    SECONDS_SAVED,
+    SHARDS_NEW,
+    SHARDS_REUSED,
+)
 from dagster_ds.orchestration._execution import CHANGED_KEY
 from dagster_ds.orchestration.metadata import DatasetMetadataKey
 
@@ -24,6 +33,14 @@ _INPUT_VERSION = "dagster/input_data_version/"
 _INPUT_EVENT = "dagster/input_event_pointer/"  # an event id: meaningful in its own instance
 _RUN_ONLY = {
     CHANGED_KEY,
+    # What the run changed against the version before it: not what this record changes.
+    ROWS_ADDED,
+    ROWS_REMOVED,
+    COLUMNS_CHANGED,
+    SHARDS_REUSED,
+    SHARDS_NEW,
+    SECONDS_SAVED,
+    DIFF,
     DatasetMetadataKey.HUB_PUSH.value,
     DatasetMetadataKey.HUB_COMMIT.value,
     DatasetMetadataKey.HUB_URL.value,
