@@ -54,6 +54,10 @@ class Masks(MutableSet[str]):
         self._lock = threading.Lock()
         self._keys = set(storage.listdir(storage.join(_MASKED)))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Sent to another process with an entry (a worker given a shard): its own masks.
+        return _masks, (self._storage,)
+
     def __contains__(self, key: object) -> bool:
         with self._lock:
             return key in self._keys

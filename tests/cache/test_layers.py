@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -164,6 +165,34 @@ def test_a_store_beneath_that_is_missing_or_vanishes_fails_clearly_and_is_not_re
     assert not prod.exists()  # nothing wrote there, not even a folder
     entry.close()
     assert snapshot(moved) == before
+
+
+_READ_SENT = """
+import pickle, sys
+entry = pickle.loads(sys.stdin.buffer.read())
+with entry.open("data-00000-of-00001.arrow") as file:
+    print(file.read().decode())
+"""
+
+
+def test_an_entry_beneath_sent_to_another_process_is_read_there_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    prod, dev = tmp_path / "prod", tmp_path / "dev"
+    keys = _fill(CacheStore(prod), range(1, 2))
+    before = snapshot(prod)
+    entry = CacheStore(dev, read_from=[prod]).lookup(keys[0])
+    assert entry is not None
+    read = subprocess.run(
+        [sys.executable, "-c", _READ_SENT],
+        input=pickle.dumps(entry),
+        capture_output=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert read.stdout.decode().strip() == keys[0] * 8
+    entry.close()
+    assert snapshot(prod) == before
 
 
 _GC = """
