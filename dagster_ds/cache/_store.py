@@ -179,6 +179,12 @@ class CacheStore:
         """
         return self._layers.roots
 
+    @property
+    def read_from_options(self) -> dict[str, object] | None:
+        """The fsspec options of the ``read_from`` stores (None: none given)."""
+        options = self._layers.storage_options
+        return dict(options) if options else None
+
     @contextmanager
     def as_default(self) -> Generator[None]:
         """Make this store, with its ``read_from`` stores, the one `CacheStore()` uses in a block.
@@ -194,7 +200,7 @@ class CacheStore:
             self.root,
             self._options or None,
             read_from=self.read_from,
-            read_from_options=self._layers.storage_options,
+            read_from_options=self.read_from_options,
         ):
             yield
 
