@@ -39,7 +39,8 @@ class Reader:
     keys_are_fingerprints: bool
     #: True for a store read beneath the written one (``read_from=``): this reader writes
     #: nothing there (no usage record, no quarantine move); a damaged entry is only
-    #: reported, and counts as absent in this process (``damaged``).
+    #: reported, and counts as absent from then on (``damaged``: the written store's
+    #: masks, see `dagster_ds.cache._layers.Masks`).
     read_only: bool = False
     damaged: MutableSet[str] = field(default_factory=set[str])
 

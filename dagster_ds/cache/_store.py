@@ -319,8 +319,9 @@ class CacheStore:
         """
         below = [entry for entry in entries if self._layers.reader_of(entry) is not None]
         intact = self._layers.check(below, self._checksums)
+        checked = {id(entry) for entry in below}
         for entry in entries:
-            if any(entry is other for other in below):
+            if id(entry) in checked:
                 continue
             found = (
                 self._reader.inspect(entry.key, self._checksums, reading=False)
