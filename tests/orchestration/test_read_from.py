@@ -111,6 +111,7 @@ print("refreshed", flush=True)
 """
 
 
+@pytest.mark.slow
 def test_a_dev_run_over_prod_computes_only_what_changed_and_never_writes_prod(
     tmp_path: Path,
     instance: dg.DagsterInstance,
@@ -198,6 +199,7 @@ def test_an_unchanged_dev_run_over_prod_is_all_skips_and_copies_nothing(
     assert snapshot(prod) == before
 
 
+@pytest.mark.slow
 def test_a_dev_run_over_prod_on_s3_sends_prod_no_put_or_delete(
     tmp_path: Path,
     s3_endpoint: str,
