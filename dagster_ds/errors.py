@@ -49,6 +49,7 @@ inherits that builtin too::
     │   ├── CacheFileNotFoundError (KeyError)       an entry has no file of that name
     │   ├── CacheFormatError (ValueError)           an entry's manifest format is unsupported
     │   ├── CacheLockTimeoutError (TimeoutError)    waited too long for a fingerprint's lock
+    │   ├── CacheStoreUnavailableError (FileNotFoundError)  a read-only store (read_from) is gone
     │   └── CacheStorageError (OSError)             writing an entry failed (e.g. disk full)
     ├── OrchestrationError                          a dataset asset, source or resource failed
     │   ├── DatasetAssetDefinitionError (ValueError)  a dataset asset or source is declared wrongly
@@ -87,6 +88,7 @@ __all__ = [
     "CacheFormatError",
     "CacheLockTimeoutError",
     "CacheMetadataError",
+    "CacheStoreUnavailableError",
     "CacheWriterError",
     "CastError",
     "ClassLabelError",
@@ -417,6 +419,14 @@ class CacheEntryDamagedError(CacheError):
 
     Whatever computed the entry computes it again; a caller reading an entry directly
     looks it up again or recomputes it.
+    """
+
+
+class CacheStoreUnavailableError(CacheError, FileNotFoundError):
+    """A store read beneath the written one (``read_from=``) is missing, or vanished mid-run.
+
+    Nothing is ever written to such a store, so nothing was written to it: make it
+    reachable again (mount it, check the URL and credentials), or drop it from ``read_from``.
     """
 
 

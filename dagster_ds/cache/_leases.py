@@ -287,6 +287,40 @@ def _nothing() -> None:
     return None
 
 
+class ReadOnlyLease(Lease):
+    """A claim on an entry of a store this process only reads (``read_from=``): writes nothing.
+
+    Nothing can pin an entry of a store one may not write, so its gc may remove the
+    entry at any time: a read then finds its files missing and fails clearly (never
+    wrong rows: each file is checked against the manifest when first read). `pin`
+    only looks for an eviction notice (a read), once per entry in this process.
+    """
+
+    def __init__(self, storage: Storage, key: str) -> None:  # pyright: ignore[reportMissingSuperCall]
+        self.key = key
+        self._record = None
+        self._finalizer = weakref.finalize(self, _nothing)
+        self._storage = storage
+
+    def evicting(self) -> bool:
+        return _LOCAL_NOTICES.names(self.key)
+
+    def pin(self) -> bool:
+        if self.released:
+            return False
+        token = (self._storage.identity, self.key)
+        if token in _UNEVICTED:
+            return True
+        if evicting_keys(self._storage, [self.key]):
+            return False
+        _UNEVICTED.add(token)
+        return True
+
+
+#: (store, key) of read-only entries found with no eviction notice, in this process.
+_UNEVICTED: set[tuple[str, str]] = set()
+
+
 # -- evictors ------------------------------------------------------------------------------
 
 

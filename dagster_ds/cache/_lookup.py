@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, MutableSet
+from dataclasses import dataclass, field
 
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._json import JSONValue
 from dagster_ds.cache._layout import MANIFEST, Layout
-from dagster_ds.cache._leases import Lease
+from dagster_ds.cache._leases import Lease, ReadOnlyLease
 from dagster_ds.cache._manifest import Manifest, ManifestError
 from dagster_ds.cache._removal import quarantine
 from dagster_ds.cache._verify import ChecksumPolicy, check_file, check_files, check_stamps
-from dagster_ds.errors import CacheCorruptionWarning, CacheEntryDamagedError, CacheFormatError
+from dagster_ds.errors import (
+    CacheCorruptionWarning,
+    CacheEntryDamagedError,
+    CacheFormatError,
+    CacheStoreUnavailableError,
+)
 
 
 @dataclass(frozen=True)
@@ -32,10 +37,33 @@ class Reader:
     policy: ChecksumPolicy
     #: False when entries are published under random names (caching off).
     keys_are_fingerprints: bool
+    #: True for a store read beneath the written one (``read_from=``): this reader writes
+    #: nothing there (no usage record, no quarantine move); a damaged entry is only
+    #: reported, and counts as absent from then on (``damaged``: the written store's
+    #: masks, see `dagster_ds.cache._layers.Masks`).
+    read_only: bool = False
+    damaged: MutableSet[str] = field(default_factory=set[str])
 
     def lease(self, key: str) -> Lease:
         """A new lease on ``key`` (held in memory; recorded when its data is first read)."""
+        if self.read_only:
+            return ReadOnlyLease(self.layout.storage, key)
         return Lease(self.layout, key)
+
+    def check_present(self) -> None:
+        """Raise if this read-only store's root is gone (a miss there may mean it vanished).
+
+        Raises:
+            CacheStoreUnavailableError: The root does not exist (any more).
+        """
+        storage = self.layout.storage
+        if not self.read_only or storage.exists(storage.root):
+            return
+        raise CacheStoreUnavailableError(
+            f"The read-only store {storage.url!r} (read_from=) is gone: its root does not"
+            " exist. Nothing was written to it. Make it reachable again (mount it, check the"
+            " URL and credentials) or remove it from read_from, then run again."
+        )
 
     def open(self, key: str) -> CacheEntry | None:
         """The entry under ``key`` (one manifest read), holding a new lease; None if absent.
@@ -43,6 +71,8 @@ class Reader:
         Data files are checked when they are read (`check_read`); locally they are
         also stat-ed now, and a damaged entry is quarantined and reported absent.
         """
+        if key in self.damaged:
+            return None
         lease = self.lease(key)
         try:
             if lease.evicting():
@@ -70,7 +100,7 @@ class Reader:
             parsed = Manifest.from_json(manifest, where=self.layout.entry(key))
         except (ManifestError, CacheFormatError):
             return None
-        if self.keys_are_fingerprints and parsed.fingerprint != key:
+        if (self.keys_are_fingerprints and parsed.fingerprint != key) or key in self.damaged:
             return None
         lease = self.lease(key)
         if lease.evicting():
@@ -98,6 +128,7 @@ class Reader:
             return
         judged = manifest.to_bytes()
         if self._published_manifest(entry.key) != judged:
+            self.check_present()
             raise CacheEntryDamagedError(
                 f"The cache entry {entry.key!r} in {self.layout.storage.url!r} was removed or"
                 " replaced by another process while this one held it unread: it will be"
@@ -105,6 +136,12 @@ class Reader:
             )
         corrupt = Corrupt([problem], judged)
         where = self.quarantine(entry.key, corrupt, warn=True)
+        if where is None:
+            raise CacheEntryDamagedError(
+                f"The cache entry {entry.key!r} in the read-only store"
+                f" {self.layout.storage.url!r} is damaged ({problem}); it was left there and"
+                " will be computed again into the store written."
+            )
         raise CacheEntryDamagedError(
             f"The cache entry {entry.key!r} in {self.layout.storage.url!r} is damaged"
             f" ({problem}); it was moved to {where!r} and will be computed again."
@@ -155,6 +192,23 @@ class Reader:
         return check_files(self.layout, key, manifest, policy)
 
     def quarantine(self, key: str, corrupt: Corrupt, *, warn: bool) -> str | None:
+        """Move a corrupt entry aside (with a warning); where to, or None if not moved.
+
+        A read-only store's entry is not moved: it is reported, and absent from now on
+        in this process, so that it is computed again into the store written.
+        """
+        if self.read_only:
+            self.damaged.add(key)
+            warnings.warn(
+                f"Cache entry {key!r} in the read-only store {self.layout.storage.url!r}"
+                f" (read_from=) is corrupt: {'; '.join(corrupt.problems)}. It was left in"
+                " place (nothing is written to a read-only store) and will be computed again"
+                " into the store written. Tell the owner of that store to run"
+                " `dagster-ds cache verify` on it.",
+                CacheCorruptionWarning,
+                stacklevel=4,
+            )
+            return None
         where = quarantine(self.layout, key, corrupt.manifest)
         if warn:
             warnings.warn(

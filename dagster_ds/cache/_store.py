@@ -6,11 +6,13 @@ import datetime
 import functools
 import os
 import secrets
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
+from contextlib import contextmanager
 
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._gc import DEFAULT_GRACE, GcReport, clean_tmp, collect, remove_dead_writers
 from dagster_ds.cache._json import JSONValue
+from dagster_ds.cache._layers import Layers
 from dagster_ds.cache._layout import (
     MANIFEST,
     Layout,
@@ -25,7 +27,7 @@ from dagster_ds.cache._manifest import Manifest, check_metadata
 from dagster_ds.cache._publish import publish
 from dagster_ds.cache._removal import Eviction, evict
 from dagster_ds.cache._storage import Storage, open_storage
-from dagster_ds.cache._switch import current_root, temporary_root
+from dagster_ds.cache._switch import cache_root, current_read_from, current_root, temporary_root
 from dagster_ds.cache._usage import EntryInfo, describe_all, read_manifest
 from dagster_ds.cache._verify import CHECKSUM_POLICIES, ChecksumPolicy, VerifyReport
 from dagster_ds.cache._writer import EntryWriter
@@ -83,6 +85,14 @@ class CacheStore:
             first-use checksum of the next one catches a file the loss tore
             (quarantine, recompute); fsync buys nothing more, and costs a few
             milliseconds per file.
+        read_from: Stores read beneath this one, in order, and never written
+            (production's store under a development one): a lookup that misses
+            here tries each, and what they hold is referenced, not copied. No
+            entry, lock, usage record or quarantine move is ever made in them
+            (see `dagster_ds.cache._layers`). With ``root=None`` inside a
+            `cache_root` block: that block's. Maintenance (`ls`, `verify`, `gc`,
+            `remove`, `clean_tmp`) acts on this store only.
+        read_from_options: fsspec options for the ``read_from`` stores.
 
     Example:
         >>> store = CacheStore("memory://doc")
@@ -108,6 +118,8 @@ class CacheStore:
         foreign_lease_ttl: float = DEFAULT_FOREIGN_TTL,
         random_names: bool = False,
         fsync: bool | None = None,
+        read_from: Sequence[str | os.PathLike[str]] = (),
+        read_from_options: Mapping[str, object] | None = None,
     ) -> None:
         if root is None:
             if filesystem is not None:
@@ -120,6 +132,8 @@ class CacheStore:
                 root = temporary
             elif chosen is not None:
                 root, storage_options = chosen[0], storage_options or chosen[1]
+                if not read_from:
+                    read_from, read_from_options = current_read_from()
             else:
                 root = default_cache_root()
             random_names = random_names or temporary is not None
@@ -145,11 +159,50 @@ class CacheStore:
         self._foreign_lease_ttl = foreign_lease_ttl
         self._random_names = random_names
         self._reader = Reader(self._layout, checksums, keys_are_fingerprints=not random_names)
+        self._options = dict(storage_options or {})
+        self._layers = Layers.open(
+            () if random_names else read_from, read_from_options, checksums, above=self._storage
+        )
 
     @property
     def root(self) -> str:
         """The root as given (path or URL), or the one chosen by default."""
         return self._storage.url
+
+    @property
+    def read_from(self) -> tuple[str, ...]:
+        """The stores read beneath this one and never written, in lookup order.
+
+        Example:
+            >>> CacheStore("memory://top-doc", read_from=["/tmp"]).read_from
+            ('/tmp',)
+        """
+        return self._layers.roots
+
+    @property
+    def read_from_options(self) -> dict[str, object] | None:
+        """The fsspec options of the ``read_from`` stores (None: none given)."""
+        options = self._layers.storage_options
+        return dict(options) if options else None
+
+    @contextmanager
+    def as_default(self) -> Generator[None]:
+        """Make this store, with its ``read_from`` stores, the one `CacheStore()` uses in a block.
+
+        Example:
+            >>> import tempfile
+            >>> store = CacheStore(tempfile.mkdtemp(), read_from=[tempfile.mkdtemp()])
+            >>> with store.as_default():
+            ...     CacheStore().read_from == store.read_from
+            True
+        """
+        with cache_root(
+            self.root,
+            self._options or None,
+            read_from=self.read_from,
+            read_from_options=self.read_from_options,
+        ):
+            yield
 
     @property
     def state_dir(self) -> str:
@@ -202,7 +255,7 @@ class CacheStore:
         key = check_fingerprint(fingerprint)
         if self._random_names:
             return None
-        return self._reader.open(key)
+        return self._reader.open(key) or self._layers.lookup(key)
 
     def manifest(self, fingerprint: str) -> Manifest | None:
         """What the entry for ``fingerprint`` records (its files' sizes, its metadata), or None.
@@ -226,7 +279,7 @@ class CacheStore:
             return None
         read = read_manifest(self._layout, key)
         if read is None or read[0].fingerprint != key:
-            return None
+            return self._layers.manifest(key)
         return read[0]
 
     def known_entry(self, key: str, manifest: Mapping[str, JSONValue]) -> CacheEntry | None:
@@ -247,6 +300,8 @@ class CacheStore:
         key = check_fingerprint(key)
         if self._random_names:
             return None
+        if self._layers.readers:
+            return self._layers.known(key, manifest, self._reader)
         return self._reader.known(key, manifest)
 
     def check_entries(self, entries: Collection[CacheEntry]) -> bool:
@@ -262,8 +317,12 @@ class CacheStore:
             >>> store.check_entries([store.get_or_create("8" * 32, lambda w: None)])
             True
         """
-        intact = True
+        below = [entry for entry in entries if self._layers.reader_of(entry) is not None]
+        intact = self._layers.check(below, self._checksums)
+        checked = {id(entry) for entry in below}
         for entry in entries:
+            if id(entry) in checked:
+                continue
             found = (
                 self._reader.inspect(entry.key, self._checksums, reading=False)
                 if self.is_local
@@ -286,14 +345,18 @@ class CacheStore:
         return "/".join((self.root.rstrip("/"), *Layout.entry_parts(key)))
 
     def holds(self, entry: CacheEntry) -> bool:
-        """Whether ``entry`` is an entry of this store (not of another one with the same key).
+        """Whether ``entry`` is an entry of this store or of a ``read_from`` store beneath it.
+
+        Not of another store with the same key: what is held is referenced, not copied.
 
         Example:
             >>> store = CacheStore("memory://holds-doc")
             >>> store.holds(store.get_or_create("5" * 32, lambda w: None))
             True
         """
-        return entry.in_store(self._storage.url) and not self._random_names
+        if self._random_names:
+            return False
+        return entry.in_store(self._storage.url) or self._layers.reader_of(entry) is not None
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -391,12 +454,13 @@ class CacheStore:
         key = check_fingerprint(fingerprint)
         if self._random_names:
             return self._build(key, build, check_metadata(key, metadata), locked=True)
-        entry = self._reader.open(key)
+        entry = self._reader.open(key) or self._layers.lookup(key)
         if entry is not None:
             return entry
         lock = self._acquire_lock(key)
         try:
-            entry = self._reader.open(key)  # built by another process while we waited?
+            # Built by another process while we waited?
+            entry = self._reader.open(key) or self._layers.lookup(key)
             if entry is not None:
                 return entry
             remove_dead_writers(self._layout, key)  # a killed builder's files, before ours

@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -137,16 +137,27 @@ def temporary_root() -> str | None:
 _ROOT: ContextVar[tuple[str, Mapping[str, object] | None] | None] = ContextVar(
     "dagster_ds_cache_root", default=None
 )
+# And the stores it reads beneath that one (``read_from=``), with their options.
+_READ_FROM: ContextVar[tuple[tuple[str, ...], Mapping[str, object] | None]] = ContextVar(
+    "dagster_ds_cache_read_from", default=((), None)
+)
 
 
 @contextmanager
-def cache_root(root: str, storage_options: Mapping[str, object] | None = None) -> Generator[None]:
+def cache_root(
+    root: str,
+    storage_options: Mapping[str, object] | None = None,
+    *,
+    read_from: Sequence[str] = (),
+    read_from_options: Mapping[str, object] | None = None,
+) -> Generator[None]:
     """Make ``root`` the cache of every ``CacheStore()`` created in a ``with`` block.
 
     What a dataset asset does while its function runs: the transforms inside
     write into the asset store itself, so storing the asset copies nothing.
     The block holds for this thread (a context variable) and for processes it
-    forks; caching off (`caching_disabled`) still wins.
+    forks; caching off (`caching_disabled`) still wins. ``read_from``: the stores
+    read beneath ``root`` and never written (see `CacheStore`).
 
     Example:
         >>> import tempfile
@@ -155,12 +166,19 @@ def cache_root(root: str, storage_options: Mapping[str, object] | None = None) -
         True
     """
     token = _ROOT.set((root, storage_options))
+    layers = _READ_FROM.set((tuple(read_from), read_from_options))
     try:
         yield
     finally:
+        _READ_FROM.reset(layers)
         _ROOT.reset(token)
 
 
 def current_root() -> tuple[str, Mapping[str, object] | None] | None:
     """The root (and storage options) of the innermost `cache_root` block, if any."""
     return _ROOT.get()
+
+
+def current_read_from() -> tuple[tuple[str, ...], Mapping[str, object] | None]:
+    """The ``read_from`` stores (and their options) of the innermost `cache_root` block."""
+    return _READ_FROM.get()

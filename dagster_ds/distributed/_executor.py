@@ -160,7 +160,8 @@ class DaskExecutor(ShardExecutor):
             if work.recipe is not None
             else None
         )
-        data = dumps(Payload(work, expected, root, options))
+        layers = (store.read_from, store.read_from_options)
+        data = dumps(Payload(work, expected, root, options, *layers))
         name = digest(data)
         # On every worker: a worker that dies does not take the only copy with it.
         [shared] = client.scatter([data], hash=False, broadcast=True)

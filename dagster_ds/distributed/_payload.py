@@ -34,12 +34,16 @@ class Payload:
         expected_hash: The driver's hash of ``work.recipe`` (None: no recipe).
         root: The store's path or URL.
         storage_options: fsspec options for ``root``.
+        read_from: The stores read beneath it, never written (see `CacheStore`).
+        read_from_options: fsspec options for ``read_from``.
     """
 
     work: ShardWork
     expected_hash: str | None
     root: str
     storage_options: Mapping[str, object] | None
+    read_from: tuple[str, ...] = ()
+    read_from_options: Mapping[str, object] | None = None
 
 
 class _NoProgress:

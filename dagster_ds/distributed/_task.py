@@ -89,7 +89,12 @@ def run_shard_task(
             " the workers and run again."
         ) from error
     _check(name, payload, task)
-    store = CacheStore(payload.root, storage_options=payload.storage_options)
+    store = CacheStore(
+        payload.root,
+        storage_options=payload.storage_options,
+        read_from=payload.read_from,
+        read_from_options=payload.read_from_options,
+    )
     shard = _input_shard(store, task, table)
     transform = Transform(
         payload.work.transform.name, task.parents, task.fingerprint, payload.work.transform.tree

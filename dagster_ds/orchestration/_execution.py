@@ -13,7 +13,6 @@ from typing import Any
 import dagster as dg
 
 from dagster_ds.arrow import VERSION_KIND, Dataset, LineageStep
-from dagster_ds.cache import cache_root
 from dagster_ds.errors import (
     CacheEntryDamagedError,
     DatasetAssetDefinitionError,
@@ -314,7 +313,7 @@ def _run(
         }
     began = datetime.datetime.now(datetime.UTC)
     with (
-        cache_root(store.root, store.storage_options) if store is not None else nullcontext(),
+        store.cache.as_default() if store is not None else nullcontext(),
         on_dask(context, store) as shards,
     ):
         output = _require_output(name, result_of(spec, call))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +101,13 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
             the asset (newest first) and the one its latest materialization
             records; older ones go, with the shard entries only they used.
             Versions a running step reads are never removed. Default: keep all.
+        read_from: Stores read beneath ``base_dir`` and never written, in order
+            (production's store under a development deployment's): an asset
+            whose recipe one of them holds is skipped at zero copy, only changed
+            assets compute, into ``base_dir``. Nothing is ever written to them
+            (no data, lock, usage record or quarantine move); a damaged entry
+            there is reported and computed again into ``base_dir``.
+        read_from_storage_options: fsspec options for the ``read_from`` stores.
 
     Example:
         >>> import dagster as dg
@@ -123,6 +130,13 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
         ge=1,
         description="Versions of each asset to keep (and what they use); default: all.",
     )
+    read_from: list[str] = Field(
+        default_factory=list,
+        description="Stores read beneath base_dir and never written (e.g. production's).",
+    )
+    read_from_storage_options: dict[str, Any] = Field(
+        default_factory=dict, description="fsspec options for the read_from stores."
+    )
 
     def create_io_manager(self, context: dg.InitResourceContext) -> DatasetStore:
         """The IO manager of one run (or step process)."""
@@ -130,6 +144,8 @@ class DatasetIOManager(dg.ConfigurableIOManagerFactory):
             self.base_dir or default_store_root(context.instance),
             self.storage_options,
             keep_versions=self.keep_versions,
+            read_from=self.read_from,
+            read_from_options=self.read_from_storage_options,
         )
 
 
@@ -155,9 +171,16 @@ class DatasetStore(dg.IOManager):
         storage_options: Mapping[str, Any] | None = None,
         *,
         keep_versions: int | None = None,
+        read_from: Sequence[str] = (),
+        read_from_options: Mapping[str, Any] | None = None,
     ) -> None:
         self._options = dict(storage_options or {})
-        self.cache = CacheStore(base_dir or default_cache_root(), storage_options=self._options)
+        self.cache = CacheStore(
+            base_dir or default_cache_root(),
+            storage_options=self._options,
+            read_from=read_from,
+            read_from_options=read_from_options,
+        )
         self.keep_versions = keep_versions
 
     @property

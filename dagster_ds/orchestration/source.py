@@ -138,7 +138,7 @@ def _into_store(
 
     store = getattr(resources, "io_manager", None)
     if isinstance(store, DatasetStore):
-        return cache_root(store.root, store.storage_options)
+        return store.cache.as_default()
     return cache_root(default_store_root(instance))
 
 

@@ -19,8 +19,8 @@ from dagster_ds.distributed import DaskExecutor, ShardCounts
 from dagster_ds.errors import ShardTaskError, StaleWorkerError, WorkerDiedError
 from tests.conftest import REPO_ROOT
 from tests.distributed import _functions
-from tests.distributed._functions import double, logged, pids
-from tests.distributed.conftest import ROWS_PER_FILE, in_cache, write_files
+from tests.distributed._functions import double, keep_even, logged, pids
+from tests.distributed.conftest import ROWS_PER_FILE, S3, in_cache, write_files
 
 Cache = tuple[str, dict[str, Any]]
 
@@ -457,3 +457,32 @@ def test_the_driver_reads_no_output_shard_until_its_rows_are_read(
             # Reading is what needs the data: found gone, each shard is computed again here.
             assert out["double"][:] == [2 * i for i in range(3 * ROWS_PER_FILE)]
         assert len(logged(tmp_path / "calls.log")) == 2 * calls
+
+
+def test_a_map_over_shards_of_a_store_beneath_runs_on_the_workers_and_never_writes_there(
+    client: Any, s3: S3, tmp_path: Path
+) -> None:
+    import s3fs
+
+    files = write_files(tmp_path / "data", 2)
+    kwargs = {"log": str(tmp_path / "calls.log")}
+    prod = s3.new_url()
+    with in_cache((prod, s3.options)):
+        _load(files).map(double, batched=True, fn_kwargs=kwargs).to_dict()
+    assert sorted(logged(kwargs["log"])) == _firsts(2)
+    fs: Any = s3fs.S3FileSystem(skip_instance_cache=True, **s3.options)
+    before = {name: info["ETag"] for name, info in fs.find(prod, detail=True).items()}
+
+    dev = CacheStore(
+        s3.new_url(), storage_options=s3.options, read_from=[prod], read_from_options=s3.options
+    )
+    executor = DaskExecutor(client)
+    with dev.as_default():
+        doubled = _load(files).map(double, batched=True, fn_kwargs=kwargs)  # production's
+        kept = doubled.filter(keep_even, batched=True, fn_kwargs=kwargs, executor=executor)
+        ids, doubles = kept["id"][:], kept["double"][:]
+    assert executor.counts == ShardCounts(cached=0, computed=2)  # the workers read prod's
+    assert sorted(logged(kwargs["log"])) == sorted(_firsts(2) * 2)  # double did not run again
+    assert ids == [i for i in range(2 * ROWS_PER_FILE) if i % 2 == 0]
+    assert doubles == [2 * i for i in ids]
+    assert {name: info["ETag"] for name, info in fs.find(prod, detail=True).items()} == before
