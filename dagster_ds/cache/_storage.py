@@ -25,6 +25,9 @@ from typing import Any, cast
 
 import xxhash
 
+#: A file written to an object store is uploaded in parts of this size (S3's least is 5 MiB).
+WRITE_BLOCK_BYTES = 8 << 20
+
 
 class Storage(abc.ABC):
     """The operations the cache performs on its root; every path is absolute within it."""
@@ -392,7 +395,9 @@ class FsspecStorage(Storage):
                 self._fs.rm_file(temporary)
 
     def open_write(self, path: str) -> io.BufferedIOBase:
-        return cast(io.BufferedIOBase, self._fs.open(path, "wb"))
+        # Uploaded in parts of WRITE_BLOCK_BYTES: s3fs's default (50 MB) is held, then
+        # copied, in memory for each part (a writer's memory, whatever the file's size).
+        return cast(io.BufferedIOBase, self._fs.open(path, "wb", block_size=WRITE_BLOCK_BYTES))
 
     def sync(self, file: io.BufferedIOBase) -> None:
         file.flush()
