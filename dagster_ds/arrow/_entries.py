@@ -128,9 +128,9 @@ _FILE_MAGIC = b"ARROW1"
 def read_ipc_from(file: io.BufferedIOBase) -> pa.Table:
     """The table in a remote file (stream or file format), read message by message.
 
-    Each record batch is read into a buffer of its own: reading the whole file into
-    one ``bytes`` first costs twice its size at once (the download, then a file
-    object's cache or a copy), a shard downloaded twice over.
+    Each record batch is read into a buffer of its own, so the download holds the
+    rows and one batch on the way: one ``read()`` of the whole file held it twice at
+    least (the file object's read-ahead cache, then the copy it returns).
     """
     if file.read(len(_FILE_MAGIC)) == _FILE_MAGIC:  # the footer is at the end: read it all
         file.seek(0)
