@@ -283,4 +283,4 @@ def test_a_file_of_one_big_row_group_is_read_page_by_page(tmp_path: Path) -> Non
     assert first.num_rows == 1000
     # The rows decoded at once (``DECODE_BYTES``, 8 MiB) and a page buffer.
     assert held < 16 << 20, f"{held / 2**20:.0f} MB held to read a 1 MB batch"
-    batches.close()
+    del batches
