@@ -79,8 +79,9 @@ def test_a_first_materialization_holds_one_shard_at_a_time(
             )
         peaks[files] = _peak(source, store, home, DAGSTER_DS_CACHE=cache, **env)
     one, two = peaks[2] / MB, peaks[4] / MB
-    # Twice the shards: within 30 % (holding every shard, it grew by two shards' rows).
+    # Twice the shards: within 30 %.
     assert two < 1.3 * one, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
-    # The run's own memory (Dagster's, the imports of the first use) and a few shards' worth;
-    # holding them all, it was about three times the source's 192 MB more.
-    assert two < 420, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
+    # The run's own memory (Dagster's, the first use's imports) and a shard or two: 340 MB
+    # locally, 410 to 450 MB on S3, whatever the count; holding every shard, as before,
+    # 430 MB with 2 shards and 530 with 4 locally, 560 and 650 on S3.
+    assert max(one, two) < 500, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
