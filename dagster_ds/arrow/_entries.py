@@ -12,9 +12,10 @@ from dagster_ds.cache import CacheEntry, EntryWriter
 INDICES_FILE = "indices.arrow"
 # A new data file is started after this many bytes, so no single file is huge.
 _MAX_FILE_BYTES = 512 << 20
-# Output tables are gathered into record batches of about this size.
+# Output tables are gathered into record batches of about this size (a writer holds
+# one, and its copy into the file: 8 MiB keeps that small beside a shard).
 _FLUSH_ROWS = 65_536
-_FLUSH_BYTES = 32 << 20
+_FLUSH_BYTES = 8 << 20
 
 
 class TableSink:
@@ -124,12 +125,26 @@ def read_ipc(data: pa.Buffer) -> pa.Table:
 _FILE_MAGIC = b"ARROW1"
 
 
+def read_ipc_from(file: io.BufferedIOBase) -> pa.Table:
+    """The table in a remote file (stream or file format), read message by message.
+
+    Each record batch is read into a buffer of its own, so the download holds the
+    rows and one batch on the way: one ``read()`` of the whole file held it twice at
+    least (the file object's read-ahead cache, then the copy it returns).
+    """
+    if file.read(len(_FILE_MAGIC)) == _FILE_MAGIC:  # the footer is at the end: read it all
+        file.seek(0)
+        return pa.ipc.open_file(pa.py_buffer(file.read())).read_all()
+    file.seek(0)
+    return pa.ipc.open_stream(file).read_all()
+
+
 def _read_file(entry: CacheEntry, name: str) -> pa.Table:
     path = entry.local_path(name)
     if path is not None:
         return read_ipc(pa.memory_map(path).read_buffer())
     with entry.open(name) as file:
-        return read_ipc(pa.py_buffer(file.read()))
+        return read_ipc_from(file)
 
 
 def read_table(entry: CacheEntry) -> pa.Table:

@@ -344,7 +344,7 @@ def run_work(
     if spread:
         computed = _spread(todo, work, store, chosen, workers, recorded=len(pieces) - len(todo))
     else:
-        computed = [work.here(piece, workers, load_from_cache_file, store) for piece in todo]
+        computed = [_here(work, piece, workers, load_from_cache_file, store) for piece in todo]
     for position, output in zip(missing, computed, strict=True):
         results[position] = output
     outputs = [output for output in results if output is not None]
@@ -360,6 +360,22 @@ def run_work(
             ],
         )
     return outputs
+
+
+def _here(
+    work: ShardWork[Output],
+    piece: Piece,
+    workers: int,
+    load_from_cache_file: bool,
+    store: CacheStore,
+) -> Output:
+    """``work.here(piece, ...)``, keeping none of the input shard's rows it opened.
+
+    A driver mapping shard after shard then holds one input shard at a time, not
+    all of them by the end (each is opened again if its rows are asked for later).
+    """
+    with piece[0].opened_for_now():
+        return work.here(piece, workers, load_from_cache_file, store)
 
 
 def _spread(

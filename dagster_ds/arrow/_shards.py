@@ -12,8 +12,9 @@ alone and add a mapping over their concatenated rows.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -49,6 +50,20 @@ class LazyTable(Generic[_Opened]):
                 if self._table is None:
                     self._table = self._open()
         return self._table
+
+    @contextlib.contextmanager
+    def opened_for_now(self) -> Iterator[None]:
+        """The table, if opened within the block and not before, dropped at its end.
+
+        It opens again on next use: a pass over many shards holds one at a time.
+        """
+        was_open = self._table is not None
+        try:
+            yield
+        finally:
+            if not was_open:
+                with self._lock:
+                    self._table = None
 
     def __reduce__(self) -> tuple[Callable[[Any], LazyTable[Any]], tuple[Any]]:
         """Pickled as its rows (opened now): what opens them stays in this process."""
@@ -107,6 +122,27 @@ class Shard:
         if self.kept is None:
             return self.table_rows
         return self.kept.num_rows if isinstance(self.kept, LazyTable) else len(self.kept)
+
+    @contextlib.contextmanager
+    def opened_for_now(self) -> Iterator[None]:
+        """The shard's rows, if opened within the block and not before, dropped at its end.
+
+        See `LazyTable.opened_for_now`: a transform run shard after shard keeps none
+        of its inputs' rows (on an object store, downloaded into memory) once done.
+
+        Example:
+            >>> shard = Shard("0" * 32, LazyTable(1, lambda: pa.table({"a": [1]})))
+            >>> with shard.opened_for_now():
+            ...     shard.read(0, 1).num_rows
+            1
+            >>> shard.rows._table is None
+            True
+        """
+        with contextlib.ExitStack() as stack:
+            for lazy in (self.rows, self.kept):
+                if isinstance(lazy, LazyTable):
+                    stack.enter_context(lazy.opened_for_now())
+            yield
 
     def read(self, start: int, stop: int) -> pa.Table:
         """Rows ``start`` to ``stop`` of the shard (zero-copy without indices)."""

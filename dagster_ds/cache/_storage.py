@@ -25,6 +25,10 @@ from typing import Any, cast
 
 import xxhash
 
+#: A file of an object store is uploaded in parts of this size (S3's least is 5 MiB), and
+#: read ahead by this much.
+BLOCK_BYTES = 8 << 20
+
 
 class Storage(abc.ABC):
     """The operations the cache performs on its root; every path is absolute within it."""
@@ -392,7 +396,9 @@ class FsspecStorage(Storage):
                 self._fs.rm_file(temporary)
 
     def open_write(self, path: str) -> io.BufferedIOBase:
-        return cast(io.BufferedIOBase, self._fs.open(path, "wb"))
+        # Uploaded in parts of BLOCK_BYTES: s3fs's default (50 MB) is held, then
+        # copied, in memory for each part (a writer's memory, whatever the file's size).
+        return cast(io.BufferedIOBase, self._fs.open(path, "wb", block_size=BLOCK_BYTES))
 
     def sync(self, file: io.BufferedIOBase) -> None:
         file.flush()
@@ -402,7 +408,8 @@ class FsspecStorage(Storage):
             # fsspec's memory filesystem hands every reader the same file object (one
             # position shared by all threads): each reader gets its own copy instead.
             return io.BytesIO(cast(bytes, self._fs.cat_file(path)))
-        return cast(io.BufferedIOBase, self._fs.open(path, "rb"))
+        # Read ahead by BLOCK_BYTES (s3fs's default, 50 MB, is held and copied per read).
+        return cast(io.BufferedIOBase, self._fs.open(path, "rb", block_size=BLOCK_BYTES))
 
     def _info(self, path: str) -> Mapping[str, object] | None:
         self._fs.invalidate_cache(path)

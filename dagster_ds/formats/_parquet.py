@@ -60,16 +60,28 @@ class RowGroup:
     total_byte_size: int
 
 
+# Pages are read through a buffer of this size, as they are decoded. Arrow's default
+# (``pre_buffer``) reads a row group's column chunks whole first: a file written as one
+# 100 MB row group then costs 100 MB of memory before its first batch, and more time.
+READ_BUFFER_BYTES = 1 << 20
+
+
 def _open(url: str, storage_options: Mapping[str, Any] | None) -> pq.ParquetFile:
     """The file's footer read, its pages verified against their checksums when read.
 
+    Its pages are streamed (`READ_BUFFER_BYTES`), never a whole row group read first.
     `pyarrow.parquet.ParquetFile`, not a `pyarrow.dataset` fragment: importing
     ``pyarrow.dataset`` costs ~40 MB (it loads pandas), paid only for ``filters=``.
     """
     fs, path = url_to_fs(url, storage_options)
     source: Any = path if is_local(fs) else fs.open(path, "rb")
     try:
-        opened = pq.ParquetFile(source, page_checksum_verification=True)
+        opened = pq.ParquetFile(
+            source,
+            page_checksum_verification=True,
+            pre_buffer=False,
+            buffer_size=READ_BUFFER_BYTES,
+        )
         _check_features_metadata(url, opened.schema_arrow)
     except Exception as error:
         if not isinstance(source, str):

@@ -1,4 +1,4 @@
-"""TableSink: outputs gathered into record batches of ~64K rows or ~32 MiB."""
+"""TableSink: outputs gathered into record batches of ~64K rows or ~8 MiB; reading entries."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pyarrow as pa
 from dagster_ds.arrow import _entries
 from dagster_ds.arrow._entries import TableSink, read_table
 from dagster_ds.cache import CacheStore
+from tests.conftest import AWS_TEST_ENV, RunPython
 
 
 def _written(tmp_path: Path, tables: list[pa.Table]) -> list[int]:
@@ -42,6 +43,45 @@ def test_slices_of_a_large_buffer_are_gathered_by_the_rows_they_hold(tmp_path: P
 
 
 def test_wide_rows_are_gathered_by_bytes(tmp_path: Path) -> None:
-    row = "x" * (1 << 20)  # 1 MiB a row: 32 rows reach the byte limit first
-    tables = [pa.table({"s": [row] * 4}) for _ in range(20)]
-    assert _written(tmp_path, tables) == [32, 32, 16]
+    row = "x" * (1 << 20)  # 1 MiB a row: 8 rows reach the byte limit (8 MiB) first
+    tables = [pa.table({"s": [row] * 4}) for _ in range(5)]
+    assert _written(tmp_path, tables) == [8, 8, 4]
+
+
+def test_an_entry_on_s3_is_read_into_memory_once(s3_endpoint: str, run_python: RunPython) -> None:
+    # A downloaded file read whole, then copied out of the file object's read-ahead
+    # cache, was held twice over at once, with s3fs's 50 MB block besides. Measured in
+    # a process of its own (the S3 server's copies are this one's).
+    root, options = "s3://datasets/entries", {"endpoint_url": s3_endpoint}
+    store = CacheStore(root, storage_options=options)
+    rows = pa.table({"text": ["x" * 1000] * 1000})
+    with store.writer("2" * 32) as writer:
+        sink = TableSink(writer)
+        for _ in range(64):  # 64 MB, in the sink's record batches (8 MiB)
+            sink.write(rows)
+        sink.close()
+    printed = run_python(
+        f"""
+        from dagster_ds.arrow._entries import read_table
+        from dagster_ds.cache import CacheStore
+
+        def rss(field):
+            with open("/proc/self/status") as status:
+                line = next(line for line in status if line.startswith(field))
+            return int(line.split()[1]) * 1024
+
+        entry = CacheStore({root!r}, storage_options={options!r}).lookup("2" * 32)
+        with entry:
+            with open("/proc/self/clear_refs", "w") as file:
+                file.write("5")  # VmHWM := VmRSS
+            before = rss("VmRSS:")
+            table = read_table(entry)
+            print(table.num_rows, table["text"][63_999].as_py() == "x" * 1000)
+            print(rss("VmHWM:") - before)
+        """,
+        env=AWS_TEST_ENV,
+    ).split()
+    assert printed[:2] == ["64000", "True"]
+    held, size = int(printed[2]), 64 * rows.nbytes
+    # The rows, and a batch and the read-ahead (8 MiB each) on their way.
+    assert held < 1.75 * size, f"{held / 2**20:.0f} MB at once to read {size / 2**20:.0f} MB"

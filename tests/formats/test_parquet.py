@@ -267,3 +267,20 @@ def test_a_flipped_byte_in_a_data_page_of_a_file_we_wrote_names_the_file(
     with pytest.raises(MalformedFileError, match=r"ours\.parquet.*row group 3.*CRC") as info:
         read(path)
     assert info.value.path == path
+
+
+def test_a_file_of_one_big_row_group_is_read_page_by_page(tmp_path: Path) -> None:
+    # 48 MB of text in a single row group: reading its first batch must not read the
+    # whole column chunk into memory first (Arrow's pre-buffering did).
+    path = tmp_path / "big.parquet"
+    text = pa.array(["x" * 1000] * 48_000)
+    pq.write_table(pa.table({"text": text}), path, compression="none", use_dictionary=False)
+    del text
+    before = pa.total_allocated_bytes()
+    batches = iter_parquet_batches(str(path), batch_size=1000)
+    first = next(batches)
+    held = pa.total_allocated_bytes() - before
+    assert first.num_rows == 1000
+    # The rows decoded at once (``DECODE_BYTES``, 8 MiB) and a page buffer.
+    assert held < 16 << 20, f"{held / 2**20:.0f} MB held to read a 1 MB batch"
+    del batches
