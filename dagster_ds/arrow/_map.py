@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dagster_ds.arrow._column_reads import ShardReads, recorded_reads, transform_base
+from dagster_ds.arrow._column_reuse import ColumnReuse
 from dagster_ds.arrow._entries import TableSink, read_ipc
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import Recipe, run_shards
@@ -18,11 +20,13 @@ from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
+from dagster_ds.fingerprint import HashNode
 from dagster_ds.formatting import (
     FunctionCall,
     deleted_columns,
     function_output,
     merge,
+    observed_reads,
     per_example_output,
 )
 from dagster_ds.parallel import ShardExecutor, in_processes
@@ -83,6 +87,7 @@ def map_dataset(
     dataset._require_columns(spec.remove_columns, "map(remove_columns=...)")  # pyright: ignore[reportPrivateUsage]
     transform = plan(dataset, "map", spec.fingerprint_args(dataset), new_fingerprint)
     job = _MapJob(dataset, spec, writer_batch_size)
+    job.tree = transform.tree
     pieces = [
         (shard, start, transform.for_shard(shard.fingerprint, **job.shard_values(start)))
         for shard, start in units(dataset)
@@ -99,6 +104,7 @@ def map_dataset(
             executor=executor,
             recipe=Recipe(dataset.fingerprint, "map", spec.fingerprint_args(dataset)),
             whole=transform,
+            column_reuse=ColumnReuse(job.base, job.overwritten.update),
         )
     return shards_result(dataset, transform, shards, features=spec.features)
 
@@ -109,11 +115,14 @@ class _ShardWrite:
     def __init__(self, job: _MapJob, shard: Shard, start: int, workers: int, bar: Any) -> None:
         self.job, self.shard, self.start, self.workers, self.bar = job, shard, start, workers, bar
 
-    def __call__(self, sink: TableSink) -> None:
+    def __call__(self, sink: TableSink) -> dict[str, Any]:
+        """Write the shard's output; what its function read, to record (see `_column_reads`)."""
+        self.job.log = ShardReads()
         if self.workers > 1 and self.shard.num_rows > 1:
             self.job.write_in_workers(sink, self.shard, self.start, self.workers, self.bar)
         else:
             self.job.write_range(sink, self.shard, self.start, 0, self.shard.num_rows, self.bar)
+        return recorded_reads(self.job.log, self.shard, self.job.base(self.start))
 
 
 class _MapJob:
@@ -136,6 +145,10 @@ class _MapJob:
             else None
         )
         self.overwritten: set[str] = set()
+        # The transform's hash tree (None: a random fingerprint), and what the function
+        # read and wrote of the shard being written.
+        self.tree: HashNode | None = None
+        self.log = ShardReads()
         self._schema: pa.Schema | None = None
         # What decided the merged schema of the last batch whose types were checked.
         self._layout: _Layout | None = None
@@ -143,6 +156,10 @@ class _MapJob:
     def shard_values(self, start: int) -> dict[str, int]:
         """What a shard's output depends on besides its rows: its first row, with indices."""
         return {"offset": start} if self.spec.with_indices else {}
+
+    def base(self, start: int) -> str | None:
+        """The transform without its input, for the shard from row ``start`` (`transform_base`)."""
+        return transform_base(self.tree, **self.shard_values(start))
 
     # -- features ----------------------------------------------------------
 
@@ -202,18 +219,19 @@ class _MapJob:
                 (Path(folder) / f"range-{i:05d}", bounds[i], bounds[i + 1]) for i in range(workers)
             ]
 
-            def run_range(part: tuple[Path, int, int]) -> tuple[list[str], int]:
+            def run_range(part: tuple[Path, int, int]) -> tuple[list[str], int, ShardReads]:
                 folder, start, stop = part
                 range_sink = TableSink(_FolderWriter(folder))  # type: ignore[arg-type]
                 self.write_range(range_sink, shard, first, start, stop, progress_bar(None, ""))
                 range_sink.close()
-                return sorted(self.overwritten), stop - start
+                return sorted(self.overwritten), stop - start, self.log
 
             def what(part: tuple[Path, int, int]) -> str:
                 return f"rows {first + part[1]} to {first + part[2] - 1} of the dataset"
 
-            for overwritten, rows in in_processes(run_range, ranges, workers, what=what):
+            for overwritten, rows, log in in_processes(run_range, ranges, workers, what=what):
                 self.overwritten |= set(overwritten)
+                self.log.update(log)
                 bar.update(rows)
             for part, _, _ in ranges:
                 for path in sorted(part.iterdir()):
@@ -235,15 +253,19 @@ class _MapJob:
         where = f"examples {offset} to {offset + table.num_rows - 1}"
         inputs = table.select(list(spec.input_columns)) if spec.input_columns is not None else table
         removed = spec.remove_columns
+        reads: frozenset[str] | None = frozenset()
         if self.call is None:
             output = None
         elif spec.batched:
             formatted, returned = self.call.batched(inputs, offset)
+            reads = observed_reads(formatted, spec.input_columns)
             output = function_output(returned, formatted, removed, where)
             removed = (*removed, *deleted_columns(formatted, returned))
         else:
             rows, results = self.call.per_example(inputs, offset)
+            reads = observed_reads(rows, spec.input_columns)
             output = per_example_output(rows, results, offset, removed, where)
+        self.log.add(reads, output.schema.names if output is not None else (), removed)
         if output is not None:
             self.overwritten |= set(output.schema.names)
         if output is not None and output.num_rows != table.num_rows:

@@ -9,6 +9,9 @@ Example:
 """
 
 # Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.fingerprint._arrow import (
+    arrow_digest as arrow_digest,  # pyright: ignore[reportUnknownVariableType]
+)
 from dagster_ds.fingerprint._code import global_references as global_references
 from dagster_ds.fingerprint._lineage import LineageStep as LineageStep
 from dagster_ds.fingerprint._public import Hasher as Hasher
@@ -44,5 +47,6 @@ __all__ = [
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "arrow_digest",
     "global_references",
 ]
