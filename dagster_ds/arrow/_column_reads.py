@@ -31,6 +31,7 @@ import pyarrow as pa
 import xxhash
 
 from dagster_ds.arrow._shards import Shard
+from dagster_ds.cache import CacheEntry
 from dagster_ds.fingerprint import HashNode, arrow_digest, rebase_transform
 from dagster_ds.formatting import ReadSet, union_reads
 
@@ -150,3 +151,38 @@ def column_fingerprints(shard: Shard, names: Iterable[str]) -> dict[str, str]:
 
 _FINGERPRINTS: OrderedDict[tuple[str, str], str] = OrderedDict()
 _LOCK = threading.Lock()
+
+
+def reads_of(entries: Iterable[CacheEntry]) -> ReadSet:
+    """The columns the outputs in ``entries`` read, together (None: every column).
+
+    An entry that recorded nothing (written by an earlier release) read every column.
+    """
+    found: ReadSet = frozenset()
+    for entry in entries:
+        reads = entry.metadata_item("column_reads")
+        if not isinstance(reads, list):
+            return None
+        found = union_reads(found, frozenset(str(name) for name in reads))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    return found
+
+
+# Stand-ins for h-lineage's `_column_lineage` (same names and signatures), replaced at merge.
+def map_column_sources(
+    parent_columns: Sequence[str],
+    output_columns: Sequence[str],
+    reads: ReadSet,
+    removed: Sequence[str],
+) -> dict[str, list[str]]:
+    """Each output column of a map with the parent columns it came from."""
+    read = [name for name in parent_columns if reads is None or name in reads]
+    return {
+        name: [name] if name in parent_columns and name not in removed else read
+        for name in output_columns
+    }
+
+
+def filter_column_sources(columns: Sequence[str], reads: ReadSet) -> dict[str, list[str]]:
+    """Each column of a filter's output with the parent columns it came from."""
+    read = [name for name in columns if reads is None or name in reads]
+    return {name: sorted({name, *read}) for name in columns}

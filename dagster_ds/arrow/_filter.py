@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dagster_ds.arrow._column_reads import ShardReads, recorded_reads, transform_base
+from dagster_ds.arrow._column_reads import (
+    ShardReads,
+    filter_column_sources,
+    reads_of,
+    recorded_reads,
+    transform_base,
+)
 from dagster_ds.arrow._column_reuse import ColumnReuse
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import IndicesWork, Recipe, run_work
@@ -89,9 +95,12 @@ def filter_dataset(
             load_from_cache_file=load_from_cache_file,
             executor=executor,
         )
-    return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
+    result = dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset, shards, fingerprint=transform.fingerprint, step=transform.step()
     )
+    reads = reads_of(shard.entries[-1] for shard in shards)
+    result._record_column_sources(filter_column_sources(dataset.column_names, reads))  # pyright: ignore[reportPrivateUsage]
+    return result
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dagster_ds.arrow._column_reads import ShardReads, recorded_reads, transform_base
+from dagster_ds.arrow._column_reads import (
+    ShardReads,
+    map_column_sources,
+    reads_of,
+    recorded_reads,
+    transform_base,
+)
 from dagster_ds.arrow._column_reuse import ColumnReuse
 from dagster_ds.arrow._entries import TableSink, read_ipc
 from dagster_ds.arrow._formatting import OutputFormat
@@ -106,7 +112,12 @@ def map_dataset(
             whole=transform,
             column_reuse=ColumnReuse(job.base, job.overwritten.update),
         )
-    return shards_result(dataset, transform, shards, features=spec.features)
+    result = shards_result(dataset, transform, shards, features=spec.features)
+    reads = reads_of(shard.entries[0] for shard, _ in shards)
+    result._record_column_sources(  # pyright: ignore[reportPrivateUsage]
+        map_column_sources(dataset.column_names, result.column_names, reads, spec.remove_columns)
+    )
+    return result
 
 
 class _ShardWrite:
