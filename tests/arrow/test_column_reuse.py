@@ -9,6 +9,8 @@ of one file, runs again, and compares the rows with a from-scratch recompute
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from dagster_ds import Dataset
 from tests.conftest import RunPython
 
 PIPELINE = """
@@ -253,3 +258,75 @@ def test_a_damaged_output_is_never_reused_by_its_columns(
     assert rows == pipeline.cold()
     # Every damaged output is computed again: the changed shard's is not reused.
     assert calls == {"n_chars": 60}
+
+
+COLUMNS = ("a", "b", "c")
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> dict[str, Any]:
+    rows = draw(st.integers(1, 12))
+    values = st.integers(-3, 3)
+    table = {name: draw(st.lists(values, min_size=rows, max_size=rows)) for name in COLUMNS}
+    edit = st.tuples(st.sampled_from(COLUMNS), st.integers(0, rows - 1), values)
+    return {
+        "table": table,
+        "edits": draw(st.lists(edit, min_size=1, max_size=4)),
+        "always": draw(st.lists(st.sampled_from(COLUMNS), unique=True, max_size=3)),
+        "condition": draw(st.sampled_from(COLUMNS)),
+        "then": draw(st.lists(st.sampled_from(COLUMNS), unique=True, max_size=3)),
+        "style": draw(st.sampled_from(["new", "in_place", "delete", "filter"])),
+        "batch_size": draw(st.integers(1, 5)),
+    }
+
+
+def _function(always: list[str], condition: str, then: list[str], style: str) -> Any:
+    """A batched function that reads ``always``, and ``then`` in batches where ``condition`` > 0."""
+
+    def function(batch: Any) -> Any:
+        seen = [batch[name] for name in always]
+        if any(value > 0 for value in batch[condition]):
+            seen += [batch[name] for name in then]
+        total = (
+            [sum(each) for each in zip(*seen, strict=True)] if seen else [0] * len(batch[condition])
+        )
+        if style == "filter":
+            return [value % 2 == 0 for value in total]
+        if style == "new":
+            return {"out": total}
+        batch["out"] = total
+        if always:  # change a column it read, in place
+            batch[always[0]] = [value + 1 for value in batch[always[0]]]
+        if style == "delete":
+            del batch[COLUMNS[-1]]
+        return batch
+
+    return function
+
+
+def _applied(case: dict[str, Any], table: dict[str, list[int]]) -> dict[str, list[Any]]:
+    function = _function(case["always"], case["condition"], case["then"], case["style"])
+    dataset = Dataset.from_dict(table)
+    if case["style"] == "filter":
+        out = dataset.filter(function, batched=True, batch_size=case["batch_size"])
+    else:
+        out = dataset.map(function, batched=True, batch_size=case["batch_size"])
+    return {"columns": out.column_names, "rows": out.to_dict(), "features": out.features.to_dict()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=_cases())
+def test_a_reused_result_always_equals_a_cold_recompute(case: dict[str, Any]) -> None:
+    before = os.environ["DAGSTER_DS_CACHE"]
+    try:
+        with tempfile.TemporaryDirectory() as warm, tempfile.TemporaryDirectory() as cold:
+            os.environ["DAGSTER_DS_CACHE"] = warm
+            _applied(case, case["table"])
+            edited = {name: list(values) for name, values in case["table"].items()}
+            for name, row, value in case["edits"]:
+                edited[name][row] = value
+            reused = _applied(case, edited)
+            os.environ["DAGSTER_DS_CACHE"] = cold
+            assert reused == _applied(case, edited)
+    finally:
+        os.environ["DAGSTER_DS_CACHE"] = before
