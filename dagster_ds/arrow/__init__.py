@@ -8,6 +8,7 @@ Example:
 """
 
 from dagster_ds.arrow._column import Column as Column
+from dagster_ds.arrow._column_reuse import column_reuse_off as column_reuse_off
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.arrow._combine import concatenate_map_style as concatenate_map_style
@@ -65,6 +66,7 @@ __internal__ = [
     "VERSION_KIND",
     "adopt",
     "all_versions",
+    "column_reuse_off",
     "concatenate_map_style",
     "dataset_of_parts",
     "derived_key",

@@ -20,13 +20,16 @@ for transforms without a stable hash (random fingerprints, unhashable
 functions: they have no record), nor when the engine could not see the reads
 (another format, a per-example row, ``dict(batch)``: the read set is then every
 column, and its key changes with any column). A function with hidden inputs
-(the clock, the environment, files) is outside the argument, as it is for the
-ordinary cache key.
+(the clock, the environment, files) is outside the argument: where they are
+declared (an asset's ``fingerprint_inputs`` or resources), the asset runs under
+`column_reuse_off` and every changed shard is computed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -44,6 +47,34 @@ Output = TypeVar("Output")
 MAX_READ_SETS = 8
 #: Rows of a reused map output written at once.
 _ROWS_PER_WRITE = 65_536
+
+
+_OFF: ContextVar[bool] = ContextVar("dagster_ds_column_reuse_off", default=False)
+
+
+@contextlib.contextmanager
+def column_reuse_off(off: bool = True) -> Iterator[None]:
+    """No output is reused by its read columns inside the block (when ``off``).
+
+    For functions whose result depends on more than their input's columns (an
+    asset's declared hidden inputs): their outputs are still reused by their own
+    key, which names the whole input shard.
+
+    Example:
+        >>> with column_reuse_off():
+        ...     column_reuse_allowed()
+        False
+    """
+    token = _OFF.set(off or _OFF.get())
+    try:
+        yield
+    finally:
+        _OFF.reset(token)
+
+
+def column_reuse_allowed() -> bool:
+    """Whether outputs may be reused by their read columns here (see `column_reuse_off`)."""
+    return not _OFF.get()
 
 
 @dataclass(frozen=True)

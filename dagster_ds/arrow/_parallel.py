@@ -31,6 +31,7 @@ import pyarrow as pa
 from dagster_ds.arrow._column_reuse import (
     ColumnReuse,
     candidates,
+    column_reuse_allowed,
     matching_output,
     reused_map_write,
     reused_positions,
@@ -383,7 +384,7 @@ def run_work(
             entry = record.entry(store, piece[2].fingerprint)
             results[position] = work.open(entry, store, piece) if entry is not None else None
     missing = [position for position, output in enumerate(results) if output is None]
-    if record is not None and missing and work.column_reuse is not None:
+    if record is not None and missing and work.column_reuse is not None and column_reuse_allowed():
         for position, output in reused_by_columns(work, store, record, pieces, missing).items():
             results[position] = output
     to_compute = [position for position in missing if results[position] is None]

@@ -12,7 +12,7 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import VERSION_KIND, Dataset, LineageStep
+from dagster_ds.arrow import VERSION_KIND, Dataset, LineageStep, column_reuse_off
 from dagster_ds.cache import cache_root
 from dagster_ds.errors import (
     CacheEntryDamagedError,
@@ -110,15 +110,17 @@ def execute(
     )
     store = _store(context, spec.io_manager_key)
     try:
-        outcome = _outcome(
-            spec,
-            context,
-            store,
-            inputs,
-            config,
-            fingerprint,
-            (parents, config_values, hidden, partition),
-        )
+        # Declared hidden inputs are outside what the column reads prove: no reuse by them.
+        with column_reuse_off(any(hidden.digests.values())):
+            outcome = _outcome(
+                spec,
+                context,
+                store,
+                inputs,
+                config,
+                fingerprint,
+                (parents, config_values, hidden, partition),
+            )
     except CacheEntryDamagedError as error:
         raise _damaged_input(store, name, datasets, error) from error
     stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
