@@ -8,7 +8,9 @@ Example:
 """
 
 from dagster_ds.arrow._column import Column as Column
+from dagster_ds.arrow._column_reuse import ReuseNote as ReuseNote
 from dagster_ds.arrow._column_reuse import column_reuse_off as column_reuse_off
+from dagster_ds.arrow._column_reuse import noting_column_reuse as noting_column_reuse
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.arrow._combine import concatenate_map_style as concatenate_map_style
@@ -58,6 +60,7 @@ __internal__ = [
     "DEFAULT_SHARD_BYTES",
     "Piece",
     "Retention",
+    "ReuseNote",
     "Shard",
     "ShardWork",
     "StoredVersion",
@@ -78,6 +81,7 @@ __internal__ = [
     "kept_entries",
     "load_split",
     "merged_features",
+    "noting_column_reuse",
     "open_table_shard",
     "open_version",
     "retain",

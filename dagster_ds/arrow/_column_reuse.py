@@ -78,6 +78,60 @@ def column_reuse_allowed() -> bool:
 
 
 @dataclass(frozen=True)
+class ReuseNote:
+    """What one transform reused by read columns, in words for run logs and metadata.
+
+    Attributes:
+        function: The transform's function, by name (``'n_chars'``).
+        reads: The columns its reused outputs read, together.
+        reused: Output shards reused by their read columns.
+        changed: Output shards not under their own key (their input changed).
+        shards: All its output shards.
+    """
+
+    function: str
+    reads: tuple[str, ...]
+    reused: int
+    changed: int
+    shards: int
+
+    def sentence(self) -> str:
+        """E.g. ``'n_chars' reads only 'text': reused 1 of 1 changed shards (20 in all)``."""
+        reads = ", ".join(repr(name) for name in self.reads) or "no column"
+        return (
+            f"{self.function!r} reads only {reads}: reused {self.reused} of {self.changed} "
+            f"changed shards ({self.shards} in all)"
+        )
+
+
+_NOTES: ContextVar[tuple[list[ReuseNote], ...]] = ContextVar("dagster_ds_reuse_notes", default=())
+
+
+@contextlib.contextmanager
+def noting_column_reuse() -> Iterator[list[ReuseNote]]:
+    """Collect, over the block, a `ReuseNote` per transform that looked for reuse by columns.
+
+    Example:
+        >>> with noting_column_reuse() as notes:
+        ...     pass
+        >>> notes
+        []
+    """
+    notes: list[ReuseNote] = []
+    token = _NOTES.set((*_NOTES.get(), notes))
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+def note_reuse(note: ReuseNote) -> None:
+    """Add ``note`` to every `noting_column_reuse` block open here."""
+    for notes in _NOTES.get():
+        notes.append(note)
+
+
+@dataclass(frozen=True)
 class ColumnReuse:
     """How a transform's outputs are matched by the columns they read.
 
@@ -85,10 +139,12 @@ class ColumnReuse:
         base: The transform without its input, for the shard whose first
             logical row is given (`transform_base`); None: never reused.
         wrote: Told the columns a reused map output wrote (its features follow them).
+        function: The transform's function, by name, for `ReuseNote`.
     """
 
     base: Callable[[int], str | None]
     wrote: Callable[[Sequence[str]], None] = lambda _names: None
+    function: str = "function"
 
 
 def candidates(manifests: Iterable[Mapping[str, Any]]) -> tuple[dict[str, str], list[list[str]]]:

@@ -89,7 +89,7 @@ def filter_dataset(
                 job.kept_rows,
                 bar,
                 Recipe(dataset.fingerprint, "filter", args),
-                ColumnReuse(job.base),
+                ColumnReuse(job.base, function=getattr(function, "__name__", "filter")),
             ),
             workers=min(num_proc or 1, max(len(dataset), 1)),
             load_from_cache_file=load_from_cache_file,

@@ -110,7 +110,9 @@ def map_dataset(
             executor=executor,
             recipe=Recipe(dataset.fingerprint, "map", spec.fingerprint_args(dataset)),
             whole=transform,
-            column_reuse=ColumnReuse(job.base, job.overwritten.update),
+            column_reuse=ColumnReuse(
+                job.base, job.overwritten.update, getattr(spec.function, "__name__", "map")
+            ),
         )
     result = shards_result(dataset, transform, shards, features=spec.features)
     reads = reads_of(shard.entries[0] for shard, _ in shards)

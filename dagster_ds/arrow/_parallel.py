@@ -30,9 +30,11 @@ import pyarrow as pa
 
 from dagster_ds.arrow._column_reuse import (
     ColumnReuse,
+    ReuseNote,
     candidates,
     column_reuse_allowed,
     matching_output,
+    note_reuse,
     reused_map_write,
     reused_positions,
 )
@@ -431,14 +433,20 @@ def reused_by_columns(
     found: dict[int, Output] = {}
     if not by_key:
         return found
+    reads: set[str] = set()
     for position in missing:
         shard, start, _ = pieces[position]
         base = work.column_reuse.base(start)
         key = matching_output(shard, base, by_key, read_sets) if base is not None else None
         old = record.entry(store, key) if key is not None else None
         output = work.reuse(old, store, pieces[position]) if old is not None else None
-        if output is not None:
+        if output is not None and old is not None:
             found[position] = output
+            reads.update(str(name) for name in old.metadata_item("column_reads") or [])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType, reportGeneralTypeIssues]
+    note = ReuseNote(
+        work.column_reuse.function, tuple(sorted(reads)), len(found), len(missing), len(pieces)
+    )
+    note_reuse(note)
     return found
 
 

@@ -12,7 +12,13 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import VERSION_KIND, Dataset, LineageStep, column_reuse_off
+from dagster_ds.arrow import (
+    VERSION_KIND,
+    Dataset,
+    LineageStep,
+    column_reuse_off,
+    noting_column_reuse,
+)
 from dagster_ds.cache import cache_root
 from dagster_ds.errors import (
     CacheEntryDamagedError,
@@ -22,6 +28,7 @@ from dagster_ds.errors import (
 )
 from dagster_ds.fingerprint import HashNode
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
+from dagster_ds.orchestration._column_words import say_column_reuse
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
 from dagster_ds.orchestration._provenance import input_tags
@@ -111,7 +118,7 @@ def execute(
     store = _store(context, spec.io_manager_key)
     try:
         # Declared hidden inputs are outside what the column reads prove: no reuse by them.
-        with column_reuse_off(any(hidden.digests.values())):
+        with column_reuse_off(any(hidden.digests.values())), noting_column_reuse() as notes:
             outcome = _outcome(
                 spec,
                 context,
@@ -135,6 +142,7 @@ def execute(
         CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
         **duration_metadata(time.perf_counter() - started),
     }
+    say_column_reuse(context, notes, metadata, CHANGED_KEY)
     # What the inputs really were (Dagster would tag the parents' latest versions).
     provenance = input_tags(
         {
