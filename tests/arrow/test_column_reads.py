@@ -65,7 +65,7 @@ def test_equal_column_values_have_equal_fingerprints_however_chunked(
     whole = pa.table({"v": pa.array(values, pa.string())})
     bounds = sorted({0, len(values), *(cut for cut in cuts if cut <= len(values))})
     chunks = [pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(bounds)]
-    chunked = pa.table({"v": pa.chunked_array(chunks, pa.string())})
+    chunked = pa.Table.from_arrays([pa.chunked_array(chunks, pa.string())], names=["v"])
     padded = pa.table({"v": pa.array(["pad"] * offset + values, pa.string())}).slice(offset)
     digests = {_fingerprint(table) for table in [whole, chunked, padded]}
     assert len(digests) == 1

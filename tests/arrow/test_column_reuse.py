@@ -304,7 +304,7 @@ def _function(always: list[str], condition: str, then: list[str], style: str) ->
     return function
 
 
-def _applied(case: dict[str, Any], table: dict[str, list[int]]) -> dict[str, list[Any]]:
+def _applied(case: dict[str, Any], table: dict[str, list[int]]) -> dict[str, Any]:
     function = _function(case["always"], case["condition"], case["then"], case["style"])
     dataset = Dataset.from_dict(table)
     if case["style"] == "filter":
