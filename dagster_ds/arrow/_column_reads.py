@@ -14,8 +14,10 @@ it wrote. The output entry's manifest records:
   (see `_column_reuse`).
 
 A column's fingerprint is `arrow_digest` of its values: independent of
-chunking and slicing, computed when first needed and kept per shard
-fingerprint in this process (a shard's fingerprint names its content).
+chunking and slicing. A map output records every column's
+(``column_fingerprints``), computed as it is written (`FingerprintingSink`);
+other shards' are computed when first needed and kept per shard fingerprint in
+this process (a shard's fingerprint names its content).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import xxhash
 
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.cache import CacheEntry
-from dagster_ds.fingerprint import HashNode, arrow_digest, rebase_transform
+from dagster_ds.fingerprint import ColumnDigests, HashNode, arrow_digest, rebase_transform
 from dagster_ds.formatting import ReadSet, union_reads
 
 #: The parent a transform is rebased on to name it without its input.
@@ -131,10 +133,11 @@ def column_fingerprints(shard: Shard, names: Iterable[str]) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     opened: list[pa.Table] = []
+    stored = _stored_fingerprints(shard)
     for name in sorted(names):
         key = (shard.fingerprint, name)
         with _LOCK:
-            known = _FINGERPRINTS.get(key)
+            known = _FINGERPRINTS.get(key) or stored.get(name)
         if known is None:
             if not opened:
                 opened.append(shard.read(0, shard.num_rows))
@@ -147,6 +150,31 @@ def column_fingerprints(shard: Shard, names: Iterable[str]) -> dict[str, str]:
                     _FINGERPRINTS.popitem(last=False)
         found[name] = known
     return found
+
+
+def _stored_fingerprints(shard: Shard) -> Mapping[str, str]:
+    """The column fingerprints ``shard``'s entry recorded when written (all of its rows)."""
+    if shard.kept is not None or shard.table_entry is None:
+        return {}
+    recorded = shard.table_entry.metadata_item("column_fingerprints")
+    if not isinstance(recorded, dict):
+        return {}
+    return {str(name): value for name, value in recorded.items() if isinstance(value, str)}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+class FingerprintingSink:
+    """A sink that fingerprints every column of what is written through it (see `ColumnDigests`)."""
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+        self.digests = ColumnDigests()
+
+    def write(self, data: pa.Table | pa.RecordBatch, source: pa.Table | None = None) -> None:
+        self.digests.feed(data)
+        self._sink.write(data, source)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sink, name)
 
 
 _FINGERPRINTS: OrderedDict[tuple[str, str], str] = OrderedDict()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dagster_ds.arrow._column_reads import (
+    FingerprintingSink,
     ShardReads,
     map_column_sources,
     reads_of,
@@ -131,11 +132,13 @@ class _ShardWrite:
     def __call__(self, sink: TableSink) -> dict[str, Any]:
         """Write the shard's output; what its function read, to record (see `_column_reads`)."""
         self.job.log = ShardReads()
+        written: Any = FingerprintingSink(sink)
         if self.workers > 1 and self.shard.num_rows > 1:
-            self.job.write_in_workers(sink, self.shard, self.start, self.workers, self.bar)
+            self.job.write_in_workers(written, self.shard, self.start, self.workers, self.bar)
         else:
-            self.job.write_range(sink, self.shard, self.start, 0, self.shard.num_rows, self.bar)
-        return recorded_reads(self.job.log, self.shard, self.job.base(self.start))
+            self.job.write_range(written, self.shard, self.start, 0, self.shard.num_rows, self.bar)
+        recorded = recorded_reads(self.job.log, self.shard, self.job.base(self.start))
+        return {**recorded, "column_fingerprints": written.digests.hexdigests()}
 
 
 class _MapJob:

@@ -9,6 +9,7 @@ Example:
 """
 
 # Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.fingerprint._arrow import ColumnDigests as ColumnDigests
 from dagster_ds.fingerprint._arrow import (
     arrow_digest as arrow_digest,  # pyright: ignore[reportUnknownVariableType]
 )
@@ -47,6 +48,7 @@ __all__ = [
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "ColumnDigests",
     "arrow_digest",
     "global_references",
 ]

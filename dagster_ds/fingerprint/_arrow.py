@@ -210,6 +210,52 @@ def _as_chunked(column: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
     )
 
 
+class ColumnDigests:
+    """The `arrow_digest` of each column of the tables fed, in order, as of the whole columns.
+
+    A column whose type changes between tables, or that some table lacks, has none.
+
+    Example:
+        >>> digests = ColumnDigests()
+        >>> digests.feed(pa.table({"a": [1]}))
+        >>> digests.feed(pa.table({"a": [2]}))
+        >>> digests.hexdigests()["a"] == arrow_digest(pa.array([1, 2]))
+        True
+    """
+
+    def __init__(self) -> None:
+        self._streams: dict[str, tuple[pa.DataType, _ColumnStreams]] | None = None
+
+    def feed(self, table: pa.Table | pa.RecordBatch) -> None:
+        """Append the rows of ``table``."""
+        names = set(table.schema.names)
+        if self._streams is None:
+            self._streams = {}
+            for field in table.schema:
+                self._streams[field.name] = (field.type, _ColumnStreams(field.type))
+        for name in [name for name in self._streams if name not in names]:
+            del self._streams[name]
+        for field, column in zip(table.schema, table.columns, strict=True):
+            known = self._streams.get(field.name)
+            if known is None:
+                continue
+            if not known[0].equals(field.type):
+                del self._streams[field.name]
+                continue
+            for window in _windows(_as_chunked(column)):
+                known[1].feed(window)
+
+    def hexdigests(self) -> dict[str, str]:
+        """Each column's digest (the same as ``arrow_digest`` of the whole column)."""
+        found: dict[str, str] = {}
+        for name, (_, streams) in (self._streams or {}).items():
+            digest = xxhash.xxh3_128()
+            digest.update(b"arrow-array")
+            digest.update(streams.digest())
+            found[name] = digest.hexdigest()
+        return found
+
+
 def arrow_digest(data: ArrowData) -> str:
     """Digest the values of an Arrow table, record batch, array or chunked array.
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from dagster_ds import Dataset
 from dagster_ds.arrow._column_reads import column_fingerprints
 from dagster_ds.arrow._shards import Shard
+from dagster_ds.fingerprint import arrow_digest
 
 
 def _entry(dataset: Dataset) -> dict[str, object]:
@@ -71,3 +72,13 @@ def test_equal_column_values_have_equal_fingerprints_however_chunked(
     assert len(digests) == 1
     different = _fingerprint(pa.table({"v": pa.array(other, pa.string())}))
     assert (different in digests) == (other == values)
+
+
+def test_a_map_output_records_each_column_s_fingerprint_as_written() -> None:
+    dataset = Dataset.from_dict({"text": ["ab", "c", None], "label": [0, 1, 1]})
+    out = dataset.map(
+        lambda b: {"n": [len(t or "") for t in b["text"]]}, batched=True, batch_size=1
+    )
+    recorded = out._shards[0].entries[0].metadata_item("column_fingerprints")  # pyright: ignore[reportPrivateUsage]
+    table = out.data
+    assert recorded == {name: arrow_digest(table.column(name)) for name in table.column_names}
