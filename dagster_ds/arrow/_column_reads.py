@@ -14,10 +14,10 @@ it wrote. The output entry's manifest records:
   (see `_column_reuse`).
 
 A column's fingerprint is `arrow_digest` of its values: independent of
-chunking and slicing. A map output records every column's
-(``column_fingerprints``), computed as it is written (`FingerprintingSink`);
-other shards' are computed when first needed and kept per shard fingerprint in
-this process (a shard's fingerprint names its content).
+chunking and slicing. A map output records those of the columns it made
+(``column_fingerprints``), computed as they are written (`FingerprintingSink`);
+other columns' are computed when first needed and kept per shard fingerprint
+in this process (a shard's fingerprint names its content).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 import xxhash
 
+from dagster_ds.arrow._changed_columns import same_array
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.cache import CacheEntry
 from dagster_ds.fingerprint import ColumnDigests, HashNode, arrow_digest, rebase_transform
@@ -163,14 +164,28 @@ def _stored_fingerprints(shard: Shard) -> Mapping[str, str]:
 
 
 class FingerprintingSink:
-    """A sink that fingerprints every column of what is written through it (see `ColumnDigests`)."""
+    """A sink that fingerprints the columns written through it (see `ColumnDigests`).
+
+    Only the columns that are not their input's own arrays (``source``'s): a
+    column kept as it is has its input's fingerprint, and hashing it again
+    would cost a pass over data the map never touched.
+    """
 
     def __init__(self, sink: Any) -> None:
         self._sink = sink
         self.digests = ColumnDigests()
 
     def write(self, data: pa.Table | pa.RecordBatch, source: pa.Table | None = None) -> None:
-        self.digests.feed(data)
+        table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+        names = table.schema.names
+        if source is not None:
+            kept = source.schema.names
+            names = [
+                name
+                for name in names
+                if name not in kept or not same_array(table.column(name), source.column(name))
+            ]
+        self.digests.feed(table.select(names))
         self._sink.write(data, source)
 
     def __getattr__(self, name: str) -> Any:

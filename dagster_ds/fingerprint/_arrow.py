@@ -225,9 +225,29 @@ class ColumnDigests:
 
     def __init__(self) -> None:
         self._streams: dict[str, tuple[pa.DataType, _ColumnStreams]] | None = None
+        # Tables fed but not hashed yet: hashed a window at a time (per-call costs add up).
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
 
     def feed(self, table: pa.Table | pa.RecordBatch) -> None:
         """Append the rows of ``table``."""
+        data = table if isinstance(table, pa.Table) else pa.Table.from_batches([table])
+        if self._pending and not data.schema.equals(self._pending[0].schema):
+            self._flush()
+        self._pending.append(data)
+        self._pending_bytes += data.get_total_buffer_size()
+        if self._pending_bytes >= _WINDOW_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pending = self._pending
+        table = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+        self._pending, self._pending_bytes = [], 0
+        self._hash(table)
+
+    def _hash(self, table: pa.Table) -> None:
         names = set(table.schema.names)
         if self._streams is None:
             self._streams = {}
@@ -247,6 +267,7 @@ class ColumnDigests:
 
     def hexdigests(self) -> dict[str, str]:
         """Each column's digest (the same as ``arrow_digest`` of the whole column)."""
+        self._flush()
         found: dict[str, str] = {}
         for name, (_, streams) in (self._streams or {}).items():
             digest = xxhash.xxh3_128()
