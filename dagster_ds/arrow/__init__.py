@@ -8,6 +8,9 @@ Example:
 """
 
 from dagster_ds.arrow._column import Column as Column
+from dagster_ds.arrow._column_reuse import ReuseNote as ReuseNote
+from dagster_ds.arrow._column_reuse import column_reuse_off as column_reuse_off
+from dagster_ds.arrow._column_reuse import noting_column_reuse as noting_column_reuse
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.arrow._combine import concatenate_map_style as concatenate_map_style
@@ -60,6 +63,7 @@ __internal__ = [
     "DEFAULT_SHARD_BYTES",
     "Piece",
     "Retention",
+    "ReuseNote",
     "Shard",
     "ShardWork",
     "StoredVersion",
@@ -69,6 +73,7 @@ __internal__ = [
     "VersionDiff",
     "adopt",
     "all_versions",
+    "column_reuse_off",
     "concatenate_map_style",
     "dataset_of_parts",
     "derived_key",
@@ -82,6 +87,7 @@ __internal__ = [
     "kept_entries",
     "load_split",
     "merged_features",
+    "noting_column_reuse",
     "open_table_shard",
     "open_version",
     "retain",

@@ -52,7 +52,7 @@ class ChangedColumnsSink:
             for name in table.column_names
             if source is not None
             and name in source.column_names
-            and _same_array(table.column(name), source.column(name))
+            and same_array(table.column(name), source.column(name))
         ]
         if self.order is None:
             self.kept, self.order = kept, table.column_names
@@ -81,7 +81,7 @@ class ChangedColumnsSink:
         return {"base": base.key, "base_columns": self.kept, "column_order": self.order}
 
 
-def _same_array(output: pa.ChunkedArray, source: pa.ChunkedArray) -> bool:
+def same_array(output: pa.ChunkedArray, source: pa.ChunkedArray) -> bool:
     """Whether ``output`` is ``source`` itself: the same buffers, offsets and lengths."""
     if not output.type.equals(source.type) or output.num_chunks != source.num_chunks:
         return False

@@ -10,12 +10,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dagster_ds.arrow._column_lineage import filter_column_sources, record
+from dagster_ds.arrow._column_reads import ShardReads, reads_of, recorded_reads, transform_base
+from dagster_ds.arrow._column_reuse import ColumnReuse
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import IndicesWork, Recipe, run_work
 from dagster_ds.arrow._results import plan, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
-from dagster_ds.formatting import awaited_all
+from dagster_ds.fingerprint import HashNode
+from dagster_ds.formatting import ReadSet, awaited_all, observed_reads
 from dagster_ds.parallel import ShardExecutor
 from dagster_ds.progress import progress_bar
 
@@ -63,6 +66,7 @@ def filter_dataset(
         with_indices,
         dict(fn_kwargs),
         dataset._output_format,  # pyright: ignore[reportPrivateUsage]
+        transform.tree,
     )
     pieces = [
         (
@@ -75,7 +79,13 @@ def filter_dataset(
     with progress_bar(len(dataset), desc or "Filter") as bar:
         shards = run_work(
             pieces,
-            IndicesWork(transform, job.kept_rows, bar, Recipe(dataset.fingerprint, "filter", args)),
+            IndicesWork(
+                transform,
+                job.kept_rows,
+                bar,
+                Recipe(dataset.fingerprint, "filter", args),
+                ColumnReuse(job.base, function=getattr(function, "__name__", "filter")),
+            ),
             workers=min(num_proc or 1, max(len(dataset), 1)),
             load_from_cache_file=load_from_cache_file,
             executor=executor,
@@ -83,7 +93,8 @@ def filter_dataset(
     kept = dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
         dataset, shards, fingerprint=transform.fingerprint, step=transform.step()
     )
-    return record(kept, dataset, filter_column_sources(dataset.column_names, columns))
+    reads = reads_of(shard.entries[-1] for shard in shards)
+    return record(kept, dataset, filter_column_sources(dataset.column_names, reads))
 
 
 @dataclass(frozen=True)
@@ -97,21 +108,32 @@ class _FilterJob:
     with_indices: bool
     fn_kwargs: dict[str, Any]
     output_format: OutputFormat
+    tree: HashNode | None = None
 
-    def kept_rows(self, shard: Shard, first: int, bar: Any) -> pa.Array:
-        """The positions in ``shard`` (whose first row is ``first``) that pass."""
+    def base(self, start: int) -> str | None:
+        """The transform without its input, for the shard from row ``start`` (`transform_base`)."""
+        return transform_base(self.tree, **({"offset": start} if self.with_indices else {}))
+
+    def kept_rows(self, shard: Shard, first: int, bar: Any) -> tuple[pa.Array, dict[str, Any]]:
+        """The positions in ``shard`` (whose first row is ``first``) that pass.
+
+        With what the predicate read, to record (see `_column_reads`).
+        """
+        log = ShardReads()
         if self.function is None:
-            return pa.array(range(shard.num_rows), pa.uint64())
+            return pa.array(range(shard.num_rows), pa.uint64()), {}
         kept: list[pa.Array] = []
         for offset in range(0, shard.num_rows, self.step):
             table = shard.read(offset, offset + self.step)
-            mask = self.keep(table, first + offset)
+            mask, reads = self.keep(table, first + offset)
+            log.add(reads, (), ())
             kept.append(pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64())))
             bar.update(table.num_rows)
-        return pa.concat_arrays(kept) if kept else pa.array([], pa.uint64())
+        positions = pa.concat_arrays(kept) if kept else pa.array([], pa.uint64())
+        return positions, recorded_reads(log, shard, self.base(first), rows_kept=False)
 
-    def keep(self, table: pa.Table, offset: int) -> pa.Array:
-        """The verdict of each row of ``table``, whose first row is ``offset``."""
+    def keep(self, table: pa.Table, offset: int) -> tuple[pa.Array, ReadSet]:
+        """The verdict of each row of ``table``, whose first row is ``offset``; what it read."""
         function, columns, output_format = self.function, self.columns, self.output_format
         assert function is not None
         inputs = table.select(list(columns)) if columns is not None else table
@@ -125,8 +147,9 @@ class _FilterJob:
             call: list[Any] = [batch] if columns is None else [batch[c] for c in columns]
             if self.with_indices:
                 call.append(list(range(offset, offset + table.num_rows)))
-            verdict = function(*call, **self.fn_kwargs)
-            return _as_mask(awaited_all([verdict])[0], table.num_rows, where)
+            verdict = awaited_all([function(*call, **self.fn_kwargs)])[0]
+            reads = observed_reads(batch, columns)
+            return _as_mask(verdict, table.num_rows, where), reads
         plain = output_format == OutputFormat()
         rows = (
             output_format.rows(inputs)  # decodes Json, Image, Audio values
@@ -139,7 +162,7 @@ class _FilterJob:
             if self.with_indices:
                 call.append(offset + index)
             verdicts.append(function(*call, **self.fn_kwargs))
-        return _as_mask(awaited_all(verdicts), table.num_rows, where)
+        return _as_mask(awaited_all(verdicts), table.num_rows, where), observed_reads(rows, columns)
 
 
 def _as_mask(verdicts: Any, expected: int, where: str) -> pa.Array:

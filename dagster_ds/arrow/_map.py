@@ -12,6 +12,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dagster_ds.arrow._column_lineage import map_column_sources, record
+from dagster_ds.arrow._column_reads import (
+    FingerprintingSink,
+    ShardReads,
+    reads_of,
+    recorded_reads,
+    transform_base,
+    written_of,
+)
+from dagster_ds.arrow._column_reuse import ColumnReuse
 from dagster_ds.arrow._entries import TableSink, read_ipc
 from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import Recipe, run_shards
@@ -19,11 +28,13 @@ from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
+from dagster_ds.fingerprint import HashNode
 from dagster_ds.formatting import (
     FunctionCall,
     deleted_columns,
     function_output,
     merge,
+    observed_reads,
     per_example_output,
 )
 from dagster_ds.parallel import ShardExecutor, in_processes
@@ -84,6 +95,7 @@ def map_dataset(
     dataset._require_columns(spec.remove_columns, "map(remove_columns=...)")  # pyright: ignore[reportPrivateUsage]
     transform = plan(dataset, "map", spec.fingerprint_args(dataset), new_fingerprint)
     job = _MapJob(dataset, spec, writer_batch_size)
+    job.tree = transform.tree
     pieces = [
         (shard, start, transform.for_shard(shard.fingerprint, **job.shard_values(start)))
         for shard, start in units(dataset)
@@ -100,9 +112,14 @@ def map_dataset(
             executor=executor,
             recipe=Recipe(dataset.fingerprint, "map", spec.fingerprint_args(dataset)),
             whole=transform,
+            column_reuse=ColumnReuse(
+                job.base, job.overwritten.update, getattr(spec.function, "__name__", "map")
+            ),
         )
     mapped = shards_result(dataset, transform, shards, features=spec.features)
-    return record(mapped, dataset, job.column_sources(mapped.column_names, spec.input_columns))
+    outputs = [shard.entries[0] for shard, _ in shards]
+    sources = job.column_sources(mapped.column_names, reads_of(outputs), written_of(outputs))
+    return record(mapped, dataset, sources)
 
 
 class _ShardWrite:
@@ -111,11 +128,16 @@ class _ShardWrite:
     def __init__(self, job: _MapJob, shard: Shard, start: int, workers: int, bar: Any) -> None:
         self.job, self.shard, self.start, self.workers, self.bar = job, shard, start, workers, bar
 
-    def __call__(self, sink: TableSink) -> None:
+    def __call__(self, sink: TableSink) -> dict[str, Any]:
+        """Write the shard's output; what its function read, to record (see `_column_reads`)."""
+        self.job.log = ShardReads()
+        written: Any = FingerprintingSink(sink)
         if self.workers > 1 and self.shard.num_rows > 1:
-            self.job.write_in_workers(sink, self.shard, self.start, self.workers, self.bar)
+            self.job.write_in_workers(written, self.shard, self.start, self.workers, self.bar)
         else:
-            self.job.write_range(sink, self.shard, self.start, 0, self.shard.num_rows, self.bar)
+            self.job.write_range(written, self.shard, self.start, 0, self.shard.num_rows, self.bar)
+        recorded = recorded_reads(self.job.log, self.shard, self.job.base(self.start))
+        return {**recorded, "column_fingerprints": written.digests.hexdigests()}
 
 
 class _MapJob:
@@ -138,25 +160,37 @@ class _MapJob:
             else None
         )
         self.overwritten: set[str] = set()
+        # The transform's hash tree (None: a random fingerprint), and what the function
+        # read and wrote of the shard being written.
+        self.tree: HashNode | None = None
+        self.log = ShardReads()
         self._schema: pa.Schema | None = None
         # What decided the merged schema of the last batch whose types were checked.
         self._layout: _Layout | None = None
 
     def column_sources(
-        self, output_columns: Sequence[str], reads: Collection[str] | None
+        self,
+        output_columns: Sequence[str],
+        reads: Collection[str] | None,
+        recorded_written: Collection[str] | None = None,
     ) -> dict[str, tuple[str, ...]]:
         """The parent columns each output column came from, the function having read ``reads``.
 
-        The columns it wrote are known when it ran here; else (every shard from the
-        cache, or run elsewhere) a kept column may have been overwritten.
+        The columns it wrote are known when it ran here, else from what its output
+        entries recorded (``recorded_written``); without either (outputs of an earlier
+        release, run elsewhere) a kept column may have been overwritten.
         """
-        written = self.overwritten if self.overwritten or self.call is None else None
+        written = self.overwritten if self.overwritten or self.call is None else recorded_written
         parent = self.dataset.column_names
         return map_column_sources(parent, output_columns, reads, self.spec.remove_columns, written)
 
     def shard_values(self, start: int) -> dict[str, int]:
         """What a shard's output depends on besides its rows: its first row, with indices."""
         return {"offset": start} if self.spec.with_indices else {}
+
+    def base(self, start: int) -> str | None:
+        """The transform without its input, for the shard from row ``start`` (`transform_base`)."""
+        return transform_base(self.tree, **self.shard_values(start))
 
     # -- features ----------------------------------------------------------
 
@@ -216,18 +250,19 @@ class _MapJob:
                 (Path(folder) / f"range-{i:05d}", bounds[i], bounds[i + 1]) for i in range(workers)
             ]
 
-            def run_range(part: tuple[Path, int, int]) -> tuple[list[str], int]:
+            def run_range(part: tuple[Path, int, int]) -> tuple[list[str], int, ShardReads]:
                 folder, start, stop = part
                 range_sink = TableSink(_FolderWriter(folder))  # type: ignore[arg-type]
                 self.write_range(range_sink, shard, first, start, stop, progress_bar(None, ""))
                 range_sink.close()
-                return sorted(self.overwritten), stop - start
+                return sorted(self.overwritten), stop - start, self.log
 
             def what(part: tuple[Path, int, int]) -> str:
                 return f"rows {first + part[1]} to {first + part[2] - 1} of the dataset"
 
-            for overwritten, rows in in_processes(run_range, ranges, workers, what=what):
+            for overwritten, rows, log in in_processes(run_range, ranges, workers, what=what):
                 self.overwritten |= set(overwritten)
+                self.log.update(log)
                 bar.update(rows)
             for part, _, _ in ranges:
                 for path in sorted(part.iterdir()):
@@ -249,15 +284,19 @@ class _MapJob:
         where = f"examples {offset} to {offset + table.num_rows - 1}"
         inputs = table.select(list(spec.input_columns)) if spec.input_columns is not None else table
         removed = spec.remove_columns
+        reads: frozenset[str] | None = frozenset()
         if self.call is None:
             output = None
         elif spec.batched:
             formatted, returned = self.call.batched(inputs, offset)
+            reads = observed_reads(formatted, spec.input_columns)
             output = function_output(returned, formatted, removed, where)
             removed = (*removed, *deleted_columns(formatted, returned))
         else:
             rows, results = self.call.per_example(inputs, offset)
+            reads = observed_reads(rows, spec.input_columns)
             output = per_example_output(rows, results, offset, removed, where)
+        self.log.add(reads, output.schema.names if output is not None else (), removed)
         if output is not None:
             self.overwritten |= set(output.schema.names)
         if output is not None and output.num_rows != table.num_rows:

@@ -61,18 +61,21 @@ class OutputsRecord:
 
         One read when the transform's own record exists; otherwise the index
         and then its records, newest first, up to the first that names any of
-        ``keys``.
+        ``keys``. If none does (every input shard changed), the newest record:
+        its outputs may still be reused by the columns they read (`_column_reuse`).
         """
         own = _outputs(store, record_key(transform))
         if own is not None:
             return cls(transform, own, exact=True)
         wanted = set(keys)
         indexed = _indexed(store, transform)
+        newest: dict[str, dict[str, Any]] | None = None
         for key in indexed:
             found = _outputs(store, key)
             if found is not None and not wanted.isdisjoint(found):
                 return cls(transform, found, exact=False, indexed=indexed)
-        return cls(transform, {}, exact=False, indexed=indexed)
+            newest = found if newest is None else newest
+        return cls(transform, newest or {}, exact=False, indexed=indexed)
 
     def entry(self, store: CacheStore, key: str) -> CacheEntry | None:
         """The output entry under ``key`` as recorded (nothing read), or None if not recorded."""

@@ -28,6 +28,16 @@ from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
+from dagster_ds.arrow._column_reuse import (
+    ColumnReuse,
+    ReuseNote,
+    candidates,
+    column_reuse_allowed,
+    matching_output,
+    note_reuse,
+    reused_map_write,
+    reused_positions,
+)
 from dagster_ds.arrow._entries import TableSink, read_indices
 from dagster_ds.arrow._output_records import OutputsRecord
 from dagster_ds.arrow._results import (
@@ -51,7 +61,7 @@ from dagster_ds.parallel import (
 Output = TypeVar("Output")
 
 #: Makes the function that writes one shard's output: (shard, first row, processes) -> write.
-WriteFactory = Callable[[Shard, int, int], Callable[[TableSink], None]]
+WriteFactory = Callable[[Shard, int, int], Callable[[TableSink], Mapping[str, Any] | None]]
 
 #: One unit of row-local work: an input shard, its first logical row, its output transform.
 Piece = tuple[Shard, int, Transform]
@@ -80,10 +90,13 @@ class ShardWork(abc.ABC, Generic[Output]):
             name and hash tree, rebased on the piece's shard.
         recipe: What ``transform`` was hashed from, when known: a worker that
             receives the work by value checks that it hashes the same there.
+        column_reuse: How outputs are matched by the columns their function
+            read (`_column_reuse`); None: only by their own key.
     """
 
     transform: Transform
     recipe: Recipe | None
+    column_reuse: ColumnReuse | None
 
     @abc.abstractmethod
     def compute(
@@ -113,6 +126,13 @@ class ShardWork(abc.ABC, Generic[Output]):
     def entry_of(self, output: Output) -> CacheEntry:
         """The cache entry of the output shard ``output``."""
 
+    @abc.abstractmethod
+    def reuse(self, old: CacheEntry, store: CacheStore, piece: Piece) -> Output | None:
+        """``piece``'s output made from ``old``, an output over the same values in what it read.
+
+        Stored under ``piece``'s own key. None if ``old`` cannot be read (damaged or gone).
+        """
+
     def describe(self, piece: Piece) -> str:
         """``piece`` in errors: its input shard and first row."""
         return f"shard {piece[0].fingerprint} (rows from {piece[1]})"
@@ -133,6 +153,7 @@ class TableWork(ShardWork[tuple[Shard, Features]]):
     features_for: Callable[[pa.Schema], Features]
     keeps_columns: bool = False
     recipe: Recipe | None = None
+    column_reuse: ColumnReuse | None = None
 
     def compute(
         self, piece: Piece, store: CacheStore | None = None, *, rows_done: list[int] | None = None
@@ -141,9 +162,9 @@ class TableWork(ShardWork[tuple[Shard, Features]]):
         write = self.make_write(shard, start, 1)
         ran: list[bool] = []
 
-        def tracked(sink: TableSink) -> None:
+        def tracked(sink: TableSink) -> Mapping[str, Any] | None:
             ran.append(True)
-            write(_CountingSink(sink, rows_done) if rows_done is not None else sink)  # type: ignore[arg-type]
+            return write(_CountingSink(sink, rows_done) if rows_done is not None else sink)  # type: ignore[arg-type]
 
         output, _ = shard_table(
             transform,
@@ -180,13 +201,31 @@ class TableWork(ShardWork[tuple[Shard, Features]]):
         assert entry is not None, "a table output shard is a whole cache entry"
         return entry
 
+    def reuse(
+        self, old: CacheEntry, store: CacheStore, piece: Piece
+    ) -> tuple[Shard, Features] | None:
+        shard, _, transform = piece
+        write = reused_map_write(shard, old, store)
+        if write is None:
+            return None
+        if self.column_reuse is not None:
+            self.column_reuse.wrote(old.metadata_item("written") or [])  # type: ignore[arg-type]
+        return shard_table(
+            transform,
+            write,
+            self.features_for,
+            store=store,
+            base=shard if self.keeps_columns else None,
+            rebuild=self._rebuild(piece, store),
+        )
+
     def _rebuild(self, piece: Piece, store: CacheStore) -> Callable[[], pa.Table]:
         return lambda: self.here(piece, 1, True, store)[0].table
 
 
 #: The positions of an input shard (whose first logical row is given) that a filter keeps;
 #: its progress argument is told the rows done, batch by batch.
-Positions = Callable[[Shard, int, Any], pa.Array]
+Positions = Callable[[Shard, int, Any], pa.Array | tuple[pa.Array, Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -202,6 +241,7 @@ class IndicesWork(ShardWork[Shard]):
     positions: Positions
     bar: Any
     recipe: Recipe | None = None
+    column_reuse: ColumnReuse | None = None
 
     def compute(
         self, piece: Piece, store: CacheStore | None = None, *, rows_done: list[int] | None = None
@@ -210,7 +250,7 @@ class IndicesWork(ShardWork[Shard]):
         bar = _RowsDone(rows_done) if rows_done is not None else self.bar
         ran: list[bool] = []
 
-        def positions() -> pa.Array:
+        def positions() -> pa.Array | tuple[pa.Array, Mapping[str, Any]]:
             ran.append(True)
             return self.positions(shard, start, bar)
 
@@ -242,6 +282,12 @@ class IndicesWork(ShardWork[Shard]):
 
     def entry_of(self, output: Shard) -> CacheEntry:
         return output.entries[-1]
+
+    def reuse(self, old: CacheEntry, store: CacheStore, piece: Piece) -> Shard | None:
+        kept = reused_positions(old)
+        if kept is None or len(kept[0]) > piece[0].num_rows:
+            return None
+        return self.open(positions_entry(piece[2], lambda: kept, store=store), store, piece)
 
 
 class _RowsDone:
@@ -279,16 +325,20 @@ def run_shards(
     executor: ShardExecutor | None = None,
     recipe: Recipe | None = None,
     whole: Transform | None = None,
+    column_reuse: ColumnReuse | None = None,
 ) -> list[tuple[Shard, Features]]:
     """The output table shard of each ``(shard, first row, transform)``, computed where missing.
 
     ``keeps_columns``: outputs may keep input columns as they are, which are
     then referenced, not stored again (a map). ``whole``: the transform over
-    the whole dataset, whose outputs are then recorded. See `run_work`.
+    the whole dataset, whose outputs are then recorded. ``column_reuse``: outputs
+    may be reused by what they read (see `_column_reuse`). See `run_work`.
     """
     if not pieces:
         return []
-    work = TableWork(whole or pieces[0][2], make_write, features_for, keeps_columns, recipe)
+    work = TableWork(
+        whole or pieces[0][2], make_write, features_for, keeps_columns, recipe, column_reuse
+    )
     return run_work(
         pieces,
         work,
@@ -336,16 +386,20 @@ def run_work(
             entry = record.entry(store, piece[2].fingerprint)
             results[position] = work.open(entry, store, piece) if entry is not None else None
     missing = [position for position, output in enumerate(results) if output is None]
+    if record is not None and missing and work.column_reuse is not None and column_reuse_allowed():
+        for position, output in reused_by_columns(work, store, record, pieces, missing).items():
+            results[position] = output
+    to_compute = [position for position in missing if results[position] is None]
     chosen = executor or current_executor()
     spread = reusable and (
         (chosen is not None and chosen.remote) or (workers > 1 and len(pieces) >= workers)
     )
-    todo = [pieces[position] for position in missing]
+    todo = [pieces[position] for position in to_compute]
     if spread:
         computed = _spread(todo, work, store, chosen, workers, recorded=len(pieces) - len(todo))
     else:
         computed = [_here(work, piece, workers, load_from_cache_file, store) for piece in todo]
-    for position, output in zip(missing, computed, strict=True):
+    for position, output in zip(to_compute, computed, strict=True):
         results[position] = output
     outputs = [output for output in results if output is not None]
     if record is not None and (missing or not record.exact):
@@ -376,6 +430,40 @@ def _here(
     """
     with piece[0].opened_for_now():
         return work.here(piece, workers, load_from_cache_file, store)
+
+
+def reused_by_columns(
+    work: ShardWork[Output],
+    store: CacheStore,
+    record: OutputsRecord,
+    pieces: Sequence[Piece],
+    missing: Sequence[int],
+) -> dict[int, Output]:
+    """The outputs of the ``missing`` pieces that earlier outputs give by what they read.
+
+    Looked up among the outputs ``record`` names (already read): nothing more is read
+    but the new shards' read columns, to fingerprint them (see `_column_reuse`).
+    """
+    assert work.column_reuse is not None
+    by_key, read_sets = candidates(record.manifests.values())
+    found: dict[int, Output] = {}
+    if not by_key:
+        return found
+    reads: set[str] = set()
+    for position in missing:
+        shard, start, _ = pieces[position]
+        base = work.column_reuse.base(start)
+        key = matching_output(shard, base, by_key, read_sets) if base is not None else None
+        old = record.entry(store, key) if key is not None else None
+        output = work.reuse(old, store, pieces[position]) if old is not None else None
+        if output is not None and old is not None:
+            found[position] = output
+            reads.update(str(name) for name in old.metadata_item("column_reads") or [])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType, reportGeneralTypeIssues]
+    note = ReuseNote(
+        work.column_reuse.function, tuple(sorted(reads)), len(found), len(missing), len(pieces)
+    )
+    note_reuse(note)
+    return found
 
 
 def _spread(

@@ -190,21 +190,23 @@ def indices_result(
 
 def positions_entry(
     transform: Transform,
-    compute: Callable[[], pa.Array],
+    compute: Callable[[], pa.Array | tuple[pa.Array, Mapping[str, Any]]],
     *,
     load_from_cache_file: bool = True,
     store: CacheStore | None = None,
 ) -> CacheEntry:
     """The entry of the positions ``compute()`` returns, cached under ``transform``.
 
-    Positions among a shard's rows, whatever its physical layout. ``store``:
-    where (default: the cache).
+    Positions among a shard's rows, whatever its physical layout; ``compute``
+    may also return metadata to record with them (what its function read).
+    ``store``: where (default: the cache).
     """
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
-        positions = compute()
+        computed = compute()
+        positions, recorded = computed if isinstance(computed, tuple) else (computed, {})
         write_indices(writer, positions)
-        return {"kind": "indices", "num_rows": len(positions)}
+        return {**recorded, "kind": "indices", "num_rows": len(positions)}
 
     return run(transform, build, load_from_cache_file=load_from_cache_file, store=store)
 
@@ -274,7 +276,7 @@ def units(parent: Dataset) -> list[tuple[Shard, int]]:
 
 def shard_table(
     transform: Transform,
-    write: Callable[[TableSink], None],
+    write: Callable[[TableSink], Mapping[str, Any] | None],
     features_for: Callable[[pa.Schema], Features],
     *,
     load_from_cache_file: bool = True,
@@ -288,6 +290,7 @@ def shard_table(
     output may keep some of its columns as they are; if it is a whole cache
     entry, only the other columns are stored (see `_changed_columns`).
     ``rebuild``: computes the table again if its entry is damaged or gone when read.
+    ``write`` may return metadata to record in the entry (what its function read).
     """
     store = store or CacheStore()
     base_entry = base.table_entry if base is not None and base.kept is None else None
@@ -297,10 +300,11 @@ def shard_table(
         sink: Any = TableSink(writer)
         if referencing and base is not None:
             sink = ChangedColumnsSink(sink, base.table)
-        write(sink)
+        extra = write(sink)
         features = features_for(sink.close())
         # The list form keeps the column order (manifests are written with sorted keys).
         recorded: dict[str, Any] = {
+            **(extra or {}),
             "kind": "table",
             "num_rows": sink.num_rows,
             "features": features.to_yaml_list(),

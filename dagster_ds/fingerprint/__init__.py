@@ -9,6 +9,10 @@ Example:
 """
 
 # Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.fingerprint._arrow import ColumnDigests as ColumnDigests
+from dagster_ds.fingerprint._arrow import (
+    arrow_digest as arrow_digest,  # pyright: ignore[reportUnknownVariableType]
+)
 from dagster_ds.fingerprint._code import global_references as global_references
 from dagster_ds.fingerprint._column_origins import ASSET_STEP as ASSET_STEP
 from dagster_ds.fingerprint._column_origins import EVERY_COLUMN as EVERY_COLUMN
@@ -74,5 +78,7 @@ __internal__ = [
     "map_column_sources",
     "renamed_column_sources",
     "same_column_sources",
+    "ColumnDigests",
+    "arrow_digest",
     "global_references",
 ]

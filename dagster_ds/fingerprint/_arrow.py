@@ -210,6 +210,73 @@ def _as_chunked(column: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
     )
 
 
+class ColumnDigests:
+    """The `arrow_digest` of each column of the tables fed, in order, as of the whole columns.
+
+    A column whose type changes between tables, or that some table lacks, has none.
+
+    Example:
+        >>> digests = ColumnDigests()
+        >>> digests.feed(pa.table({"a": [1]}))
+        >>> digests.feed(pa.table({"a": [2]}))
+        >>> digests.hexdigests()["a"] == arrow_digest(pa.array([1, 2]))
+        True
+    """
+
+    def __init__(self) -> None:
+        self._streams: dict[str, tuple[pa.DataType, _ColumnStreams]] | None = None
+        # Tables fed but not hashed yet: hashed a window at a time (per-call costs add up).
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
+
+    def feed(self, table: pa.Table | pa.RecordBatch) -> None:
+        """Append the rows of ``table``."""
+        data = table if isinstance(table, pa.Table) else pa.Table.from_batches([table])
+        if self._pending and not data.schema.equals(self._pending[0].schema):
+            self._flush()
+        self._pending.append(data)
+        self._pending_bytes += data.get_total_buffer_size()
+        if self._pending_bytes >= _WINDOW_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pending = self._pending
+        table = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+        self._pending, self._pending_bytes = [], 0
+        self._hash(table)
+
+    def _hash(self, table: pa.Table) -> None:
+        names = set(table.schema.names)
+        if self._streams is None:
+            self._streams = {}
+            for field in table.schema:
+                self._streams[field.name] = (field.type, _ColumnStreams(field.type))
+        for name in [name for name in self._streams if name not in names]:
+            del self._streams[name]
+        for field, column in zip(table.schema, table.columns, strict=True):
+            known = self._streams.get(field.name)
+            if known is None:
+                continue
+            if not known[0].equals(field.type):
+                del self._streams[field.name]
+                continue
+            for window in _windows(_as_chunked(column)):
+                known[1].feed(window)
+
+    def hexdigests(self) -> dict[str, str]:
+        """Each column's digest (the same as ``arrow_digest`` of the whole column)."""
+        self._flush()
+        found: dict[str, str] = {}
+        for name, (_, streams) in (self._streams or {}).items():
+            digest = xxhash.xxh3_128()
+            digest.update(b"arrow-array")
+            digest.update(streams.digest())
+            found[name] = digest.hexdigest()
+        return found
+
+
 def arrow_digest(data: ArrowData) -> str:
     """Digest the values of an Arrow table, record batch, array or chunked array.
 

@@ -27,6 +27,9 @@ from dagster_ds.formatting._outputs import mixed_as_json as mixed_as_json
 from dagster_ds.formatting._outputs import per_example_output as per_example_output
 from dagster_ds.formatting._outputs import rows_to_batch as rows_to_batch
 from dagster_ds.formatting._outputs import values_to_array as values_to_array
+from dagster_ds.formatting._reads import ReadSet as ReadSet
+from dagster_ds.formatting._reads import observed_reads as observed_reads
+from dagster_ds.formatting._reads import union_reads as union_reads
 from dagster_ds.formatting._tables import columns_of_rows as columns_of_rows
 from dagster_ds.formatting._tables import table_of_columns as table_of_columns
 from dagster_ds.formatting._tables import typed_table as typed_table
@@ -38,6 +41,7 @@ __internal__ = [
     "EXAMPLES_PER_CALL",
     "FunctionCall",
     "MixedValue",
+    "ReadSet",
     "awaited_all",
     "columns_of_rows",
     "deleted_columns",
@@ -45,10 +49,12 @@ __internal__ = [
     "function_output",
     "merge",
     "mixed_as_json",
+    "observed_reads",
     "per_example_output",
     "returned_input",
     "rows_to_batch",
     "table_of_columns",
     "typed_table",
+    "union_reads",
     "values_to_array",
 ]

@@ -9,6 +9,11 @@ values decoded) only when the function reads it. What the function did to the ba
 then decides the output: a column it never read nor set is still the input's own
 Arrow array (no conversion back, and the cache stores only the changed columns); a
 column it read may have been changed in place, so it is rebuilt from its list.
+
+The batch also records which input columns the function read (`read_columns`): a
+value read converts a column, a name lookup (``in``, ``keys()``, ``len``) does not.
+Anything that reads every value (``items()``, ``values()``, ``dict(batch)``,
+``{**batch}``, ``repr``, pickling) converts, and so records, every column.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ class LazyBatch(MutableMapping[str, Any]):
         ([1, 2], ['b'])
     """
 
-    __slots__ = ("_data", "_decoders", "_table")
+    __slots__ = ("_data", "_decoders", "_reads", "_table")
 
     def __init__(
         self, table: pa.Table | pa.RecordBatch, decoders: Mapping[str, Decoder] | None = None
@@ -54,6 +59,8 @@ class LazyBatch(MutableMapping[str, Any]):
         self._table = table
         self._decoders = column_decoders(table.schema) if decoders is None else decoders
         self._data: dict[str, Any] = dict.fromkeys(table.schema.names, _UNREAD)
+        # The input columns converted: shared with the copies, which read the same rows.
+        self._reads: set[str] = set()
 
     # -- the mapping -----------------------------------------------------------
 
@@ -122,6 +129,10 @@ class LazyBatch(MutableMapping[str, Any]):
         """The columns read or set (possibly changed), in the batch's order."""
         return {name: value for name, value in self._data.items() if value is not _UNREAD}
 
+    def read_columns(self) -> frozenset[str]:
+        """The input columns whose values were read, in this batch or any copy of it."""
+        return frozenset(self._reads)
+
     def reads(self, other: LazyBatch) -> bool:
         """Whether this batch and ``other`` are over the same rows (one is a copy of the other)."""
         return self._table is other._table
@@ -133,6 +144,7 @@ class LazyBatch(MutableMapping[str, Any]):
     # -- helpers ------------------------------------------------------------------
 
     def _convert(self, name: str) -> list[Any]:
+        self._reads.add(name)
         values = self._table.column(name).to_pylist()
         decoder = self._decoders.get(name)
         return decoder(values) if decoder is not None else values
@@ -140,6 +152,7 @@ class LazyBatch(MutableMapping[str, Any]):
     def _with(self, data: dict[str, Any]) -> LazyBatch:
         twin = LazyBatch.__new__(LazyBatch)
         twin._table, twin._decoders, twin._data = self._table, self._decoders, data
+        twin._reads = self._reads
         return twin
 
 

@@ -12,7 +12,13 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import VERSION_KIND, Dataset, LineageStep
+from dagster_ds.arrow import (
+    VERSION_KIND,
+    Dataset,
+    LineageStep,
+    column_reuse_off,
+    noting_column_reuse,
+)
 from dagster_ds.errors import (
     CacheEntryDamagedError,
     DatasetAssetDefinitionError,
@@ -23,6 +29,7 @@ from dagster_ds.fingerprint import ASSET_STEP, HashNode
 from dagster_ds.orchestration._audit import Audit, audit_candidate
 from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
 from dagster_ds.orchestration._column_lineage import AssetColumns
+from dagster_ds.orchestration._column_words import say_column_reuse
 from dagster_ds.orchestration._diff_summary import with_diff_summary
 from dagster_ds.orchestration._hidden import FingerprintInput, affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, partition_of
@@ -115,15 +122,17 @@ def execute(
     )
     store = _store(context, spec.io_manager_key)
     try:
-        outcome = _outcome(
-            spec,
-            context,
-            store,
-            inputs,
-            config,
-            fingerprint,
-            (parents, config_values, hidden, partition),
-        )
+        # Declared hidden inputs are outside what the column reads prove: no reuse by them.
+        with column_reuse_off(any(hidden.digests.values())), noting_column_reuse() as notes:
+            outcome = _outcome(
+                spec,
+                context,
+                store,
+                inputs,
+                config,
+                fingerprint,
+                (parents, config_values, hidden, partition),
+            )
     except CacheEntryDamagedError as error:
         raise _damaged_input(store, name, datasets, error) from error
     stored = outcome.value if isinstance(outcome.value, StoredDataset) else None
@@ -138,6 +147,7 @@ def execute(
         CHANGED_KEY: dg.MetadataValue.text("; ".join(outcome.changed)),
         **duration_metadata(time.perf_counter() - started),
     }
+    say_column_reuse(context, notes, metadata, CHANGED_KEY)
     # What the inputs really were (Dagster would tag the parents' latest versions).
     provenance = input_tags(
         {

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dagster_ds.fingerprint import Hasher
+from dagster_ds.fingerprint import ColumnDigests, Hasher, arrow_digest
 
 ROWS = 40
 
@@ -169,3 +169,15 @@ def test_encoded_arrays_hash_by_value_and_ignore_chunking(name: str) -> None:
     assert Hasher.hash(encoded) == Hasher.hash(plain)
     split = pa.chunked_array([encoded.slice(0, 1), encoded.slice(1)], encoded.type)
     assert Hasher.hash(split) == Hasher.hash(encoded)
+
+
+def test_column_digests_fed_in_pieces_are_the_digests_of_the_whole_columns() -> None:
+    whole = pa.table({"a": [1, None, 3, 4], "s": ["x", None, "zz", ""]})
+    digests = ColumnDigests()
+    for start in (0, 1, 3):
+        digests.feed(whole.slice(start, {0: 1, 1: 2, 3: 1}[start]))
+    assert digests.hexdigests() == {
+        name: arrow_digest(whole.column(name)) for name in whole.column_names
+    }
+    digests.feed(pa.table({"a": ["now a string"]}))  # a type change, and "s" missing
+    assert digests.hexdigests() == {}

@@ -1,0 +1,221 @@
+"""What a map or filter read of each input shard, recorded in the shard's output entry.
+
+Computing an output shard, the engine sees which input columns the function
+read (`dagster_ds.formatting.observed_reads`, batch by batch) and which columns
+it wrote. The output entry's manifest records:
+
+- ``column_reads``: the input columns read over the whole shard, sorted (None:
+  every column, the engine could not see);
+- ``read_fingerprints``: each read column's content fingerprint in that input;
+- ``written``: the output columns the function made, the same in every batch
+  (absent when batches differ: the shard is then never reused by its reads);
+- ``column_key``: the key `column_key` gives for all that, under which a later
+  run over an input with the same values in those columns finds the output
+  (see `_column_reuse`).
+
+A column's fingerprint is `arrow_digest` of its values: independent of
+chunking and slicing. A map output records those of the columns it made
+(``column_fingerprints``), computed as they are written (`FingerprintingSink`);
+other columns' are computed when first needed and kept per shard fingerprint
+in this process (a shard's fingerprint names its content).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import xxhash
+
+from dagster_ds.arrow._changed_columns import same_array
+from dagster_ds.arrow._shards import Shard
+from dagster_ds.cache import CacheEntry
+from dagster_ds.fingerprint import ColumnDigests, HashNode, arrow_digest, rebase_transform
+from dagster_ds.formatting import ReadSet, union_reads
+
+#: The parent a transform is rebased on to name it without its input.
+NO_PARENT = "0" * 32
+#: Column fingerprints kept in this process, by (shard fingerprint, column).
+_KEPT_FINGERPRINTS = 4096
+
+
+@dataclass
+class ShardReads:
+    """What a function read and wrote over the batches of one shard.
+
+    Attributes:
+        reads: The input columns read (None: every column).
+        layouts: Each batch's (columns written, input columns removed).
+    """
+
+    reads: ReadSet = frozenset()
+    layouts: set[tuple[tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=set[tuple[tuple[str, ...], tuple[str, ...]]]
+    )
+
+    def add(self, reads: ReadSet, written: Sequence[str], removed: Sequence[str]) -> None:
+        """Record one batch: what it read, the columns it wrote and those it removed."""
+        self.reads = union_reads(self.reads, reads)
+        self.layouts.add((tuple(written), tuple(sorted(set(removed)))))
+
+    def update(self, other: ShardReads) -> None:
+        """Add what ``other`` saw (another range of the same shard)."""
+        self.reads = union_reads(self.reads, other.reads)
+        self.layouts |= other.layouts
+
+    def written(self) -> list[str] | None:
+        """The columns every batch wrote (None when batches wrote different ones)."""
+        if len(self.layouts) != 1:
+            return None
+        return list(next(iter(self.layouts))[0])
+
+
+def recorded_reads(
+    log: ShardReads, shard: Shard, base: str | None, *, rows_kept: bool = True
+) -> dict[str, Any]:
+    """The manifest items that record ``log`` for the output of ``shard``.
+
+    ``base``: the transform without its input (`transform_base`); None when its
+    outputs may not be reused by their reads (a random fingerprint). ``rows_kept``:
+    the output has the input's rows (a map); a filter keeps positions instead.
+    """
+    reads = log.reads
+    recorded: dict[str, Any] = {"column_reads": sorted(reads) if reads is not None else None}
+    written = log.written() if rows_kept else []
+    if reads is None or written is None or base is None:
+        return recorded
+    fingerprints = column_fingerprints(shard, reads)
+    recorded.update(
+        read_fingerprints=fingerprints,
+        written=written,
+        column_key=column_key(base, shard, fingerprints),
+    )
+    return recorded
+
+
+def transform_base(tree: HashNode | None, **values: str | int) -> str | None:
+    """The transform ``tree`` names, without its input (its shard's ``values`` in)."""
+    return rebase_transform(tree, NO_PARENT, **values) if tree is not None else None
+
+
+def column_key(base: str, shard: Shard, fingerprints: Mapping[str, str]) -> str:
+    """The key of an output of ``base`` over ``shard``, whose read columns have ``fingerprints``.
+
+    It names everything the function could see of its input besides the values
+    of the columns it did not read: the columns' names and types in order (a
+    name lookup is not a read), the schema's metadata (features, which decide
+    how values are decoded), the row count, and the read columns' values.
+    """
+    schema = shard.table.schema
+    described = {
+        "transform": base,
+        "columns": [[each.name, str(each.type)] for each in schema],
+        "metadata": {
+            key.decode("utf-8", "replace"): value.decode("utf-8", "replace")
+            for key, value in (schema.metadata or {}).items()
+        },
+        "rows": shard.num_rows,
+        "reads": sorted(fingerprints.items()),
+    }
+    text = json.dumps(described, sort_keys=True)
+    return xxhash.xxh3_128_hexdigest(f"column-key\0{text}".encode())
+
+
+def column_fingerprints(shard: Shard, names: Iterable[str]) -> dict[str, str]:
+    """The content fingerprint of each column ``names`` of ``shard``'s rows.
+
+    Independent of how the rows are chunked or sliced; computed once per shard
+    fingerprint and column in a process.
+    """
+    found: dict[str, str] = {}
+    opened: list[pa.Table] = []
+    stored = _stored_fingerprints(shard)
+    for name in sorted(names):
+        key = (shard.fingerprint, name)
+        with _LOCK:
+            known = _FINGERPRINTS.get(key) or stored.get(name)
+        if known is None:
+            if not opened:
+                opened.append(shard.read(0, shard.num_rows))
+            if name not in opened[0].column_names:
+                continue  # not an input column: nothing of the input to fingerprint
+            known = arrow_digest(opened[0].column(name))
+            with _LOCK:
+                _FINGERPRINTS[key] = known
+                while len(_FINGERPRINTS) > _KEPT_FINGERPRINTS:
+                    _FINGERPRINTS.popitem(last=False)
+        found[name] = known
+    return found
+
+
+def _stored_fingerprints(shard: Shard) -> Mapping[str, str]:
+    """The column fingerprints ``shard``'s entry recorded when written (all of its rows)."""
+    if shard.kept is not None or shard.table_entry is None:
+        return {}
+    recorded = shard.table_entry.metadata_item("column_fingerprints")
+    if not isinstance(recorded, dict):
+        return {}
+    return {str(name): value for name, value in recorded.items() if isinstance(value, str)}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+class FingerprintingSink:
+    """A sink that fingerprints the columns written through it (see `ColumnDigests`).
+
+    Only the columns that are not their input's own arrays (``source``'s): a
+    column kept as it is has its input's fingerprint, and hashing it again
+    would cost a pass over data the map never touched.
+    """
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+        self.digests = ColumnDigests()
+
+    def write(self, data: pa.Table | pa.RecordBatch, source: pa.Table | None = None) -> None:
+        table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+        names = table.schema.names
+        if source is not None:
+            kept = source.schema.names
+            names = [
+                name
+                for name in names
+                if name not in kept or not same_array(table.column(name), source.column(name))
+            ]
+        self.digests.feed(table.select(names))
+        self._sink.write(data, source)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sink, name)
+
+
+_FINGERPRINTS: OrderedDict[tuple[str, str], str] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def reads_of(entries: Iterable[CacheEntry]) -> ReadSet:
+    """The columns the outputs in ``entries`` read, together (None: every column).
+
+    An entry that recorded nothing (written by an earlier release) read every column.
+    """
+    found: ReadSet = frozenset()
+    for entry in entries:
+        reads = entry.metadata_item("column_reads")
+        if not isinstance(reads, list):
+            return None
+        found = union_reads(found, frozenset(str(name) for name in reads))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    return found
+
+
+def written_of(entries: Iterable[CacheEntry]) -> frozenset[str] | None:
+    """The columns the map outputs in ``entries`` wrote, together (None: not all recorded)."""
+    found: set[str] = set()
+    for entry in entries:
+        written = entry.metadata_item("written")
+        if not isinstance(written, list):
+            return None
+        found.update(str(name) for name in written)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    return frozenset(found)

@@ -1,0 +1,83 @@
+"""What each output entry records of its function's reads, and column fingerprints."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dagster_ds import Dataset
+from dagster_ds.arrow._column_reads import column_fingerprints
+from dagster_ds.arrow._shards import Shard
+from dagster_ds.fingerprint import arrow_digest
+
+
+def _entry(dataset: Dataset) -> dict[str, object]:
+    entry = dataset._shards[0].entries[0]  # pyright: ignore[reportPrivateUsage]
+    names = ("column_reads", "read_fingerprints", "written", "column_key")
+    return {name: entry.metadata_item(name) for name in names}
+
+
+def test_a_map_records_the_columns_it_read_and_wrote() -> None:
+    dataset = Dataset.from_dict({"text": ["ab", "c"], "label": [0, 1]})
+    recorded = _entry(dataset.map(lambda b: {"n": [len(t) for t in b["text"]]}, batched=True))
+    assert recorded["column_reads"] == ["text"]
+    assert recorded["written"] == ["n"]
+    assert list(recorded["read_fingerprints"]) == ["text"]  # type: ignore[call-overload]
+    assert isinstance(recorded["column_key"], str)
+
+
+def test_a_per_example_map_records_every_column() -> None:
+    dataset = Dataset.from_dict({"text": ["ab", "c"], "label": [0, 1]})
+    recorded = _entry(dataset.map(lambda example: {"n": len(example["text"])}))
+    assert recorded["column_reads"] is None
+    assert recorded["column_key"] is None
+
+
+def test_batches_writing_different_columns_are_not_reused_by_their_reads() -> None:
+    dataset = Dataset.from_dict({"flag": [True, False, False]})
+
+    def some(batch: dict[str, list[bool]]) -> dict[str, list[int]]:
+        return {"one": [1]} if batch["flag"][0] else {"two": [2]}
+
+    recorded = _entry(dataset.map(some, batched=True, batch_size=1, features=None))
+    assert recorded["column_reads"] == ["flag"]
+    assert recorded["written"] is None
+
+
+def _fingerprint(table: pa.Table) -> str:
+    """The column's fingerprint in a shard of its own (a new shard fingerprint: not memoised)."""
+    return column_fingerprints(Shard(uuid.uuid4().hex, table), ["v"])["v"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=20),
+    other=st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=20),
+    cuts=st.lists(st.integers(0, 20), max_size=4),
+    offset=st.integers(0, 3),
+)
+def test_equal_column_values_have_equal_fingerprints_however_chunked(
+    values: list[str | None], other: list[str | None], cuts: list[int], offset: int
+) -> None:
+    whole = pa.table({"v": pa.array(values, pa.string())})
+    bounds = sorted({0, len(values), *(cut for cut in cuts if cut <= len(values))})
+    chunks = [pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(bounds)]
+    chunked = pa.Table.from_arrays([pa.chunked_array(chunks, pa.string())], names=["v"])
+    padded = pa.table({"v": pa.array(["pad"] * offset + values, pa.string())}).slice(offset)
+    digests = {_fingerprint(table) for table in [whole, chunked, padded]}
+    assert len(digests) == 1
+    different = _fingerprint(pa.table({"v": pa.array(other, pa.string())}))
+    assert (different in digests) == (other == values)
+
+
+def test_a_map_output_records_the_fingerprints_of_the_columns_it_made() -> None:
+    dataset = Dataset.from_dict({"text": ["ab", "c", None], "label": [0, 1, 1]})
+    out = dataset.map(
+        lambda b: {"n": [len(t or "") for t in b["text"]]}, batched=True, batch_size=1
+    )
+    recorded = out._shards[0].entries[0].metadata_item("column_fingerprints")  # pyright: ignore[reportPrivateUsage]
+    assert recorded == {"n": arrow_digest(out.data.column("n"))}  # the input's kept: not again

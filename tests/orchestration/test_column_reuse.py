@@ -1,0 +1,107 @@
+"""An asset with declared hidden inputs never reuses outputs by their read columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from dagster_ds import Dataset, load_dataset
+from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
+from tests.orchestration._chain import record
+from tests.orchestration.conftest import latest, write_jsonl
+
+
+def _rows(edit_label: bool) -> list[dict[str, Any]]:
+    return [{"text": f"t{i}", "label": int(edit_label and i == 0)} for i in range(4)]
+
+
+def test_declared_hidden_inputs_turn_reuse_by_columns_off(
+    tmp_path: Path, instance: dg.DagsterInstance
+) -> None:
+    data = write_jsonl(tmp_path / "rows.jsonl", _rows(edit_label=False))
+    suffix = tmp_path / "suffix.txt"
+    suffix.write_text("a")
+    rows = dataset_source("rows", "json", data_files=str(data))
+    path, counter = str(suffix), str(tmp_path / "calls.txt")
+
+    @dataset_asset(fingerprint_inputs=[path])
+    def suffixed(rows: Dataset) -> Dataset:
+        def add(batch: dict[str, list[Any]]) -> dict[str, list[str]]:
+            with open(path) as file:  # a hidden input, declared on the asset
+                end = file.read()
+            with open(counter, "a") as calls:
+                calls.write(end)
+            return {"suffixed": [text + end for text in batch["text"]]}
+
+        return rows.map(add, batched=True)
+
+    def materialize() -> str:
+        """What the map function read of the hidden input, call by call."""
+        result = dg.materialize(
+            [rows, suffixed],
+            instance=instance,
+            resources={"io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage"))},
+        )
+        assert result.success
+        return Path(counter).read_text()
+
+    materialize()
+    # The file changes, and so does a column the map does not read: its shard key is new,
+    # and reuse by read columns would give the old suffix.
+    suffix.write_text("b")
+    write_jsonl(data, _rows(edit_label=True))
+    assert materialize() == "ab"  # computed again, with the new suffix
+
+
+def test_a_label_correction_reruns_the_label_asset_only_on_its_shard(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    folder = tmp_path / "data"
+    for index in range(3):
+        rows = [{"text": f"t{index}-{i}", "label": i % 2} for i in range(5)]
+        write_jsonl(folder / f"part-{index}.jsonl", rows)
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+
+    @dataset_asset(fingerprint_inputs=files)
+    def raw() -> Dataset:
+        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
+
+    @dataset_asset
+    def lengths(raw: Dataset) -> Dataset:
+        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+            record(f"n_chars:{len(batch['text'])}")
+            return {"n_chars": [len(text) for text in batch["text"]]}
+
+        return raw.map(n_chars, batched=True)
+
+    @dataset_asset
+    def named(lengths: Dataset) -> Dataset:
+        def label_name(batch: dict[str, list[Any]]) -> dict[str, list[str]]:
+            record(f"label_name:{len(batch['label'])}")
+            return {"name": ["pos" if label else "neg" for label in batch["label"]]}
+
+        return lengths.map(label_name, batched=True)
+
+    def materialize() -> list[str]:
+        """The map calls of this run."""
+        before = len(body_calls())
+        result = dg.materialize(
+            [raw, lengths, named],
+            instance=instance,
+            resources={"io_manager": DatasetIOManager(base_dir=str(tmp_path / "storage"))},
+        )
+        assert result.success
+        return [call for call in body_calls()[before:] if ":" in call]
+
+    assert sorted(materialize()) == ["label_name:5"] * 3 + ["n_chars:5"] * 3
+    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    assert materialize() == ["label_name:5"]  # n_chars reads only text: reused
+
+    metadata = latest(instance, "lengths").metadata
+    assert metadata["dagster_ds/shards_reused_by_columns"].value == 1
+    assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in str(
+        metadata["dagster_ds/changed"].value
+    )
