@@ -116,6 +116,7 @@ def quarantine(layout: Layout, key: str, judged: bytes | None = None) -> str | N
         with contextlib.suppress(FileNotFoundError):
             storage.move_file(layout.entry_file(key, file), layout.quarantine_item(name, file))
     if taken.manifest is not None:
+        storage.makedirs(layout.quarantine_item(name))  # (no file may have been moved there)
         storage.write_bytes(layout.quarantine_item(name, MANIFEST), taken.manifest)
     storage.remove_tree(source)
     return target

@@ -16,13 +16,12 @@ from dagster_ds.cache._layout import (
     Layout,
     check_fingerprint,
     default_cache_root,
-    make_tmp_name,
 )
 from dagster_ds.cache._leases import DEFAULT_FOREIGN_TTL
 from dagster_ds.cache._locks import LOCK_MODES, EntryLock, LockMode, make_lock
 from dagster_ds.cache._lookup import Corrupt, Reader
 from dagster_ds.cache._manifest import Manifest, check_metadata
-from dagster_ds.cache._publish import publish
+from dagster_ds.cache._publish import publish, writer_folder
 from dagster_ds.cache._removal import Eviction, evict
 from dagster_ds.cache._storage import Storage, open_storage
 from dagster_ds.cache._switch import current_root, temporary_root
@@ -326,8 +325,7 @@ class CacheStore:
         self, fingerprint: str, metadata: dict[str, JSONValue], *, locked: bool
     ) -> EntryWriter:
         key = secrets.token_hex(16) if self._random_names else fingerprint
-        self._storage.makedirs(self._layout.tmp)
-        folder = self._layout.tmp_item(make_tmp_name(key))
+        folder = writer_folder(self._layout, key, locked=locked or self._random_names)
         publish = functools.partial(self._publish, key, locked=locked or self._random_names)
         return EntryWriter(fingerprint, metadata, self._storage, folder, publish)
 
@@ -337,7 +335,7 @@ class CacheStore:
         # Publishing and evicting one fingerprint happen under its lock.
         lock = None if locked else self._acquire_lock(key)
         try:
-            if lock is not None:
+            if lock is not None and not self._storage.object_store:
                 remove_dead_writers(self._layout, key)
             return publish(self._reader, key, folder, manifest, data)
         finally:
@@ -399,7 +397,8 @@ class CacheStore:
             entry = self._reader.open(key)  # built by another process while we waited?
             if entry is not None:
                 return entry
-            remove_dead_writers(self._layout, key)  # a killed builder's files, before ours
+            if not self._storage.object_store:  # (there, ours overwrite them: in place)
+                remove_dead_writers(self._layout, key)  # a killed builder's files, before ours
             return self._build(key, build, check_metadata(key, metadata), locked=True)
         finally:
             lock.release()
