@@ -97,7 +97,7 @@ class Storage(abc.ABC):
         return None if stamp is None else stamp[1]
 
     def put_if(self, path: str, data: bytes, expected: str | None) -> str | None:
-        """Write ``data`` if the file is absent (``expected`` None) or still at version ``expected``.
+        """Write ``data`` if the file is absent (``expected`` None) or at version ``expected``.
 
         Returns the new `version`, or None when the condition does not hold. On
         stores with conditional writes (S3's ``If-None-Match``/``If-Match``) this is
@@ -132,7 +132,8 @@ class Storage(abc.ABC):
         """Flush a file opened by `open_write` to stable storage, before it is closed."""
 
     @abc.abstractmethod
-    def open_read(self, path: str) -> io.BufferedIOBase: ...
+    def open_read(self, path: str, size: int | None = None) -> io.BufferedIOBase:
+        """A file for reading; ``size``: its size when known (spares a request to ask it)."""
 
     @abc.abstractmethod
     def size(self, path: str) -> int | None:
@@ -275,7 +276,7 @@ class LocalStorage(Storage):
         if self.fsync:
             os.fsync(file.fileno())
 
-    def open_read(self, path: str) -> io.BufferedIOBase:
+    def open_read(self, path: str, size: int | None = None) -> io.BufferedIOBase:
         return open(path, "rb")  # the caller owns and closes it
 
     def size(self, path: str) -> int | None:
@@ -432,7 +433,9 @@ class FsspecStorage(Storage):
     def put_if(self, path: str, data: bytes, expected: str | None) -> str | None:
         if not self._conditional:
             return super().put_if(path, data, expected)
-        condition: dict[str, str] = {"mode": "create"} if expected is None else {"IfMatch": expected}
+        condition: dict[str, str] = (
+            {"mode": "create"} if expected is None else {"IfMatch": expected}
+        )
         try:
             response = self._fs.pipe_file(path, data, **condition)
         except (FileExistsError, FileNotFoundError):  # there already / gone meanwhile
@@ -441,8 +444,8 @@ class FsspecStorage(Storage):
             if _precondition_failed(error):
                 return None
             raise
-        tag = response.get("ETag") if isinstance(response, Mapping) else None
-        return str(cast(object, tag)) if tag is not None else self.version(path)
+        tag = cast(Mapping[str, object], response).get("ETag") if response else None
+        return str(tag) if tag is not None else self.version(path)
 
     def remove_if(self, path: str, expected: str) -> bool:
         if not self._conditional:
@@ -480,11 +483,17 @@ class FsspecStorage(Storage):
     def sync(self, file: io.BufferedIOBase) -> None:
         file.flush()
 
-    def open_read(self, path: str) -> io.BufferedIOBase:
+    def open_read(self, path: str, size: int | None = None) -> io.BufferedIOBase:
         if "memory" in _protocols(self._fs):
             # fsspec's memory filesystem hands every reader the same file object (one
             # position shared by all threads): each reader gets its own copy instead.
             return io.BytesIO(cast(bytes, self._fs.cat_file(path)))
+        if size is not None and self.object_store:
+            file: Any = self._fs.open(path, "rb", size=size)
+            # fsspec asks an object's details (a HEAD, for its ETag) at its first read;
+            # a cache file's manifest already vouches for it: ranges are read unconditionally.
+            file.details = {"name": path, "size": size, "type": "file"}
+            return cast(io.BufferedIOBase, file)
         return cast(io.BufferedIOBase, self._fs.open(path, "rb"))
 
     def _info(self, path: str) -> Mapping[str, object] | None:

@@ -511,14 +511,16 @@ class CacheStore:
         """Remove one entry; return whether it was removed.
 
         An entry held open by a live process is kept (False) unless ``force``;
-        forced, on local folders, files already open or mapped stay readable.
+        forced, on local folders, files already open or mapped stay readable,
+        and no usage record is read (a reader that reads it later fails with
+        `CacheEntryDamagedError`, and computes it again).
 
         Example:
             >>> CacheStore("memory://remove-doc").remove("4" * 32)
             False
         """
         key = check_fingerprint(fingerprint)
-        if not self._storage.exists(self._layout.entry_file(key, MANIFEST)):
+        if read_manifest(self._layout, key) is None:  # (one GET, where an exists() lists)
             return False
         lock = self._acquire_lock(key)
         try:
