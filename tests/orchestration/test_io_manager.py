@@ -227,6 +227,39 @@ def test_a_refresh_on_s3_costs_what_changed_not_what_is_stored(
     assert appended["PUT"] <= 60, appended
 
 
+def _store_requests(lines: list[str]) -> Counter[str]:
+    """`_kinds` of the requests that are not GETs of a source file (the loader's reads)."""
+    return _kinds([line for line in lines if not re.search(r'"GET /datasets/src/', line)])
+
+
+@pytest.mark.slow
+def test_appending_a_file_on_s3_costs_a_flat_number_of_store_requests(
+    s3_endpoint: str, instance: dg.DagsterInstance
+) -> None:
+    # Writing an entry on S3 is O(1) requests: a lock made and removed by conditional
+    # writes, files written in place, one conditional PUT of the manifest; nothing listed
+    # but the source. So an append costs the same at 10 and at 60 source files.
+    import s3fs
+
+    costs: dict[int, Counter[str]] = {}
+    for files in (10, 60):
+        assets, resources, write = _s3_pipeline(s3_endpoint, files)
+        assert dg.materialize(assets, instance=instance, resources=resources).success
+        write(files)
+        with s3_requests() as requests:
+            assert dg.materialize(assets, instance=instance, resources=resources).success
+        costs[files] = _store_requests(requests.lines)
+        assert metadata_value(latest(instance, "short"), "dagster_ds/cache") == "miss"
+        s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True).rm(
+            ["datasets/src", f"datasets/store-{s3_endpoint.rsplit(':', 1)[-1]}"], recursive=True
+        )
+    for files, cost in costs.items():
+        # The source's listing, and no other: no lock, tmp/ or entry folder is listed.
+        assert cost["LIST"] <= 2, (files, cost)
+        assert sum(cost.values()) <= 10 + 150, (files, cost)
+    assert abs(sum(costs[60].values()) - sum(costs[10].values())) <= 10, costs
+
+
 _MATERIALIZE_BIG = """
 import json, sys
 import dagster as dg
