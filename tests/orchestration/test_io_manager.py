@@ -172,8 +172,13 @@ def _kinds(lines: list[str]) -> Counter[str]:
     return found
 
 
-def _s3_pipeline(endpoint: str, files: int) -> tuple[list, dict, Callable[[int], None]]:
-    """A source over ``files`` JSON Lines files on S3, a map and a filter, stored on S3."""
+def _s3_pipeline(
+    endpoint: str, files: int, padding: int = 0
+) -> tuple[list, dict, Callable[[int], None]]:
+    """A source over ``files`` JSON Lines files on S3, a map and a filter, stored on S3.
+
+    ``padding``: bytes added to each of a file's 20 rows (bigger files, more shards).
+    """
     import s3fs
 
     from tests.orchestration._s3_refresh import pipeline
@@ -181,7 +186,8 @@ def _s3_pipeline(endpoint: str, files: int) -> tuple[list, dict, Callable[[int],
     fs = s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True)
 
     def write(index: int) -> None:
-        rows = "".join(f'{{"text": "Row {index} {j} Of The Corpus"}}\n' for j in range(20))
+        pad = "x" * padding
+        rows = "".join(f'{{"text": "Row {index} {j} Of The Corpus {pad}"}}\n' for j in range(20))
         fs.pipe(f"datasets/src/part-{index:05d}.jsonl", rows.encode())
 
     for index in range(files):
@@ -243,7 +249,8 @@ def test_appending_a_file_on_s3_costs_a_flat_number_of_store_requests(
 
     costs: dict[int, Counter[str]] = {}
     for files in (10, 60):
-        assets, resources, write = _s3_pipeline(s3_endpoint, files)
+        # Files of 100 kB: a shard groups about 10 (a shard holds about 1 MiB of source).
+        assets, resources, write = _s3_pipeline(s3_endpoint, files, padding=5000)
         assert dg.materialize(assets, instance=instance, resources=resources).success
         write(files)
         with s3_requests() as requests:
