@@ -372,7 +372,6 @@ class FsspecStorage(Storage):
         self.object_store = not _OBJECT_STORES.isdisjoint(protocols)
         # S3 has conditional writes: `put_if` and `remove_if` are one atomic request each.
         self._conditional = not _CONDITIONAL.isdisjoint(protocols)
-        self._root_made = False
 
     def join(self, *parts: str) -> str:
         base = self.root.rstrip("/")
@@ -402,11 +401,11 @@ class FsspecStorage(Storage):
     def makedirs(self, path: str) -> None:
         if not self.object_store:
             self._fs.makedirs(path, exist_ok=True)
-        elif not self._root_made:
+        elif self._identity not in _ROOTS_MADE:
             # Folders are key prefixes: only the bucket can be missing (created here, as
-            # fsspec does); one check per storage, not a request per folder.
+            # fsspec does); one check per store and process, not a request per folder.
             self._fs.makedirs(self.root, exist_ok=True)
-            self._root_made = True
+            _ROOTS_MADE.add(self._identity)
 
     def read_bytes(self, path: str) -> bytes:
         return bytes(self._fs.cat_file(path, **self._whole_read))
@@ -609,6 +608,9 @@ def _exchange(one: str, other: str) -> bool:
         return False
     raise OSError(error, os.strerror(error), one, None, other)
 
+
+#: Identities of the object stores whose root (bucket) this process made or found.
+_ROOTS_MADE: set[str] = set()
 
 # fsspec protocols of object stores (atomic whole-object writes, prefixes for folders)
 _OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"})

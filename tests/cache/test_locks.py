@@ -214,8 +214,10 @@ def test_on_s3_an_uncontended_build_makes_no_listing_and_one_request_per_step(
     # The lookup, and again under the lock (two 404s); the lock made by a conditional PUT
     # and removed by one DELETE; the files written in place and the manifest (a conditional
     # PUT); a HEAD per file (this process vouches for what it wrote) and one of the bucket
-    # (a store checks it once). Nothing listed, copied or moved.
-    assert made == {"GET": 2, "PUT": files + 2, "DELETE": 1, "HEAD": files + 1}, made
+    # (a process checks it once per store). Nothing listed, copied or moved.
+    heads = made.pop("HEAD")
+    assert made == {"GET": 2, "PUT": files + 2, "DELETE": 1}, made
+    assert files <= heads <= files + 1
     assert ("GET", 404) in requests.made()
 
 
