@@ -20,10 +20,11 @@ every side, as the anchor imports them with itself). The scenarios, each pickabl
   the child makes after its imports and at its end.
 - ``s3``: the same on moto's S3 server (in this process, so that it counts the
   requests, by type, from werkzeug's log), source files and store on ``s3://``,
-  N = 100, 300: the plain pipeline (the anchor's cache is a local folder: it cannot
-  cache on S3), and the Dagster path: a ``dataset_source`` and two
-  ``dataset_asset`` (map, then filter) with ``DatasetIOManager(base_dir="s3://...")``
-  materialized with ``dg.materialize`` on a kept instance (``DAGSTER_HOME`` here).
+  N = 100, 300 (and 1,000 with ``BENCH_SCALE_S3_1000=1``: slow): the plain pipeline
+  (the anchor's cache is a local folder: it cannot cache on S3), and the Dagster path:
+  a ``dataset_source`` and two ``dataset_asset`` (map, then filter) with
+  ``DatasetIOManager(base_dir="s3://...")`` materialized with ``dg.materialize`` on a
+  kept instance (``DAGSTER_HOME`` here).
   "per asset" counts the source and the two assets (3).
 - ``big``: a local Parquet source of ``BENCH_SCALE_BIG_GB`` (default 4) GB in 40
   files, loaded by ``load_dataset("parquet", ...)`` into a cold store, then again in
@@ -570,6 +571,11 @@ def _arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def _opt_in_s3_files() -> tuple[int, ...]:
+    """N = 1,000 on S3 when ``BENCH_SCALE_S3_1000`` is set (moto serves it slowly)."""
+    return (1_000,) if os.environ.get("BENCH_SCALE_S3_1000", "") not in ("", "0") else ()
+
+
 def _capped(counts: Sequence[int]) -> list[int]:
     cap = int(os.environ.get("BENCH_SCALE_MAX_FILES", "0")) or None
     return sorted({min(count, cap) if cap else count for count in counts})
@@ -579,7 +585,7 @@ def main() -> None:
     arguments = _arguments()
     scenarios = arguments.only or list(SCENARIOS)
     local_files = _capped(QUICK_LOCAL_FILES if arguments.quick else LOCAL_FILES)
-    s3_files = _capped(QUICK_S3_FILES if arguments.quick else S3_FILES)
+    s3_files = _capped(QUICK_S3_FILES if arguments.quick else S3_FILES + _opt_in_s3_files())
     big_gb = 0.2 if arguments.quick else float(os.environ.get("BENCH_SCALE_BIG_GB", "4"))
     memory_gb = 0.1 if arguments.quick else float(os.environ.get("BENCH_SCALE_S3_GB", "1"))
     trace = not arguments.no_trace and os.path.exists(STRACE)

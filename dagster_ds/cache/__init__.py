@@ -3,7 +3,7 @@
 Every result is stored under its dataset's fingerprint in a `CacheStore`
 (``$DAGSTER_DS_CACHE``, default ``~/.cache/dagster_ds``, or any fsspec URL)::
 
-    objects/<fp[:2]>/<fp>/   data-00000-of-0000N.arrow ...  manifest.json  last-used
+    objects/<fp[:2]>/<fp>/   data-00000-of-0000N.arrow ...  manifest.json
     tmp/                     in-flight writes
 
 Guarantees:
@@ -13,11 +13,13 @@ Guarantees:
   written last and is the commit point. Files are fsynced only when asked
   (``fsync=``): what a power loss tears, the next process's first-use checksum
   catches. Readers never see a partial entry;
-  a killed writer leaves only ``tmp/`` garbage, removed by `CacheStore.clean_tmp`
-  and `CacheStore.gc`.
+  a killed writer leaves only ``tmp/`` garbage (on object stores, a builder
+  writes in place: files without manifest.json), removed by
+  `CacheStore.clean_tmp` and `CacheStore.gc`, or overwritten by the next builder.
 - **One builder per fingerprint.** `CacheStore.get_or_create` holds a lock per
-  fingerprint (an OS lock locally, released if its holder dies; heartbeat
-  lease records on object stores, broken when stale); others wait and reuse.
+  fingerprint (an OS lock locally, released if its holder dies; on object
+  stores a heartbeat record made, beaten, taken over when stale and removed by
+  conditional writes); others wait and reuse.
 - **Verified reads.** Sizes are checked on every lookup, xxh3-128 checksums on
   the first lookup in a process and whenever a file changed (`ChecksumPolicy`).
   A corrupt entry is quarantined with a `CacheCorruptionWarning` and recomputed.

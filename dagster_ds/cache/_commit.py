@@ -11,6 +11,10 @@ written into a staging folder first, then published here with a *commit file*
 - object stores cannot rename folders: the data files are moved in first, and
   the commit file is written last, atomically. A folder being replaced loses its
   commit file first, so a reader sees no folder for a moment, never a mix.
+  A caller that names the staged files (``files``) spares a listing; one that
+  wrote them in place (``staged == target``, under the target's lock) publishes
+  with the commit file alone, written only if absent (one conditional ``PUT``
+  on S3).
 
 A reader that finds the commit file therefore finds every file that goes with it.
 """
@@ -20,22 +24,31 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import secrets
+from collections.abc import Collection
 
 from dagster_ds.cache._storage import Storage
 
 
 def publish_folder(
-    storage: Storage, staged: str, target: str, commit: str, data: bytes, *, replace: bool
+    storage: Storage,
+    staged: str,
+    target: str,
+    commit: str,
+    data: bytes,
+    *,
+    replace: bool,
+    files: Collection[str] | None = None,
 ) -> bool:
     """Publish the files in ``staged`` at ``target``, with ``commit`` (holding ``data``) last.
 
     Returns False, publishing nothing, when ``target`` is already published and
     ``replace`` is False (the caller decides what to do with its staged folder).
-    The parent of ``target`` is created when missing.
+    The parent of ``target`` is created when missing. ``files``: the names of the
+    staged files, when the caller knows them (nothing else is listed then).
     """
     if storage.is_local:
         return _by_rename(storage, staged, target, commit, data, replace=replace)
-    return _by_commit_file(storage, staged, target, commit, data, replace=replace)
+    return _by_commit_file(storage, staged, target, commit, data, replace=replace, files=files)
 
 
 def _by_rename(
@@ -64,19 +77,46 @@ def _by_rename(
 
 
 def _by_commit_file(
-    storage: Storage, staged: str, target: str, commit: str, data: bytes, *, replace: bool
+    storage: Storage,
+    staged: str,
+    target: str,
+    commit: str,
+    data: bytes,
+    *,
+    replace: bool,
+    files: Collection[str] | None,
 ) -> bool:
     commit_path = storage.child(target, commit)
-    if not replace and storage.exists(commit_path):
+    if staged == target:  # written in place: the commit file alone publishes it
+        if replace:
+            storage.replace_bytes(commit_path, data)
+            return True
+        return storage.put_if(commit_path, data, None) is not None
+    if not replace and _is_file(storage, commit_path):
         return False
-    old = storage.files_under(target)  # with a crashed writer's leftovers, removed below
-    storage.remove_file(commit_path)
-    new = storage.files_under(staged)
+    # Replacing: a crashed writer's leftovers and the old files not in the new set go.
+    old = storage.files_under(target) if replace or files is None else []
+    if old:
+        storage.remove_file(commit_path)
+    new = storage.files_under(staged) if files is None else sorted(files)
     storage.makedirs(target)
     for name in new:
         storage.move_file(storage.child(staged, name), storage.child(target, name))
-    storage.replace_bytes(commit_path, data)
+    if replace or not storage.object_store:  # (a file written in place may be seen torn)
+        storage.replace_bytes(commit_path, data)
+    elif storage.put_if(commit_path, data, None) is None:
+        return False  # published meanwhile (by a writer that broke our lock): theirs stands
     for name in set(old) - set(new) - {commit}:
         storage.remove_file(storage.child(target, name))
-    storage.remove_tree(staged)
+    if files is None or not storage.object_store:
+        storage.remove_tree(staged)  # (on an object store, moving left no folder behind)
+    return True
+
+
+def _is_file(storage: Storage, path: str) -> bool:
+    """Whether ``path`` exists, by reading it (one GET, where a HEAD of a missing key lists)."""
+    try:
+        storage.read_bytes(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
     return True

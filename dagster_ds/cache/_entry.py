@@ -11,7 +11,7 @@ from typing import cast
 from dagster_ds.cache._json import JSONValue, copy_json
 from dagster_ds.cache._layout import Layout
 from dagster_ds.cache._leases import Lease
-from dagster_ds.cache._manifest import Manifest
+from dagster_ds.cache._manifest import FileRecord, Manifest
 from dagster_ds.errors import CacheFileNotFoundError
 
 
@@ -109,13 +109,18 @@ class CacheEntry:
         """Whether `close` was called (the lease is released)."""
         return self._lease.released
 
-    def _path(self, name: str) -> str:
-        """The path of file ``name``, checked (and the use recorded) before it is read."""
-        if self._manifest.record(name) is None:
+    def _record(self, name: str) -> FileRecord:
+        record = self._manifest.record(name)
+        if record is None:
             raise CacheFileNotFoundError(
                 f"Cache entry {self._key!r} has no file {name!r}; its files are "
                 f"{list(self.files)!r}."
             )
+        return record
+
+    def _path(self, name: str) -> str:
+        """The path of file ``name``, checked (and the use recorded) before it is read."""
+        self._record(name)
         self._check(self, name)
         return self._layout.entry_file(self._key, name)
 
@@ -126,6 +131,9 @@ class CacheEntry:
             CacheFileNotFoundError: The entry has no such file.
             CacheEntryDamagedError: The file is missing or damaged.
         """
+        if not self._layout.storage.is_local:  # nothing is read through None: `open` checks
+            self._record(name)
+            return None
         return self._layout.storage.local_path(self._path(name))
 
     def open(self, name: str) -> io.BufferedIOBase:
@@ -135,7 +143,9 @@ class CacheEntry:
             CacheFileNotFoundError: The entry has no such file.
             CacheEntryDamagedError: The file is missing or damaged.
         """
-        return self._layout.storage.open_read(self._path(name))
+        path = self._path(name)  # its size checked (against the manifest's) just now
+        record = self._manifest.record(name)
+        return self._layout.storage.open_read(path, None if record is None else record.size)
 
     def close(self) -> None:
         """Release the reader lease (idempotent); gc may then evict the entry."""

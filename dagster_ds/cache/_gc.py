@@ -7,7 +7,9 @@ under which was modified for ``older_than`` seconds. A live writer's folder is
 never removed, however old. A writer that takes over a fingerprint removes
 at once the folders its dead predecessors left for that fingerprint
 (`remove_dead_writers`), so a killed write's files do not outlive the next
-successful one. On object stores an ``objects/<fp>/`` folder
+successful one; on object stores, where that would list ``tmp/`` at every
+publish, they wait for `clean_tmp` (a builder writes in place there, and the
+next one overwrites them). On object stores an ``objects/<fp>/`` folder
 without manifest.json is a killed writer's partial publish, removed by the same
 age rule while nobody holds its lock.
 

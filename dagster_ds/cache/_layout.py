@@ -1,7 +1,8 @@
 """The cache's folder layout, and the names used in it.
 
 ```
-<root>/objects/<fp[:2]>/<fp>/      published entries: data files, manifest.json, last-used
+<root>/objects/<fp[:2]>/<fp>/      published entries: data files, manifest.json (on object
+                                   stores, a builder holding the lock writes here in place)
 <root>/tmp/<label>-<pid>_<start>-<token>-<host>/   in-flight writes and entries being evicted
 <root>/quarantine/<fp>-<time>-<token>/     corrupt entries, kept for inspection until gc
 <root>/locks/<fp[:2]>/<fp>.lock    one lock per fingerprint (build, publish, evict)

@@ -10,10 +10,11 @@ Three kinds, chosen by the store's ``lock_mode``:
   `filelock.SoftFileLease`, a marker file refreshed by a heartbeat thread and
   taken over once it has not changed for ``stale_after`` seconds.
 - object stores (any non-local fsspec URL, always): `ObjectLock` below, the
-  same idea over fsspec: a JSON record with a token and a heartbeat counter.
-  Best effort: object stores have no compare-and-swap in fsspec's API, so two
-  contenders can, rarely, both break the same stale lock; the entry is still
-  never mixed, because publishing checks for an existing manifest first.
+  same idea over fsspec: a JSON record with a token and a heartbeat counter,
+  created, refreshed, taken over and removed by conditional writes (S3's
+  ``If-None-Match`` / ``If-Match``): two requests for an uncontended lock, and
+  no listing. Other fsspec filesystems have no conditional writes: there it is
+  best effort, and an entry is still never mixed (publishing checks first).
 """
 
 from __future__ import annotations
@@ -73,12 +74,24 @@ class FileEntryLock(EntryLock):
 
 
 class ObjectLock(EntryLock):
-    """A lock record on any storage, kept alive by a heartbeat thread.
+    """A lock record on any storage: created by a conditional write, kept alive by a heartbeat.
 
-    The record changes at every heartbeat (``stale_after / 3``). A contender
-    breaks it when it has not changed for ``stale_after`` seconds, measured on
-    the contender's own monotonic clock (so clock skew between hosts does not
-    matter), or at once when its owner runs on this host and is dead.
+    Nothing is listed. Acquiring is one conditional create (S3: ``PUT`` with
+    ``If-None-Match: *``), releasing one conditional delete of the version this
+    lock wrote (``If-Match``). The heartbeat rewrites the record every
+    ``stale_after / 3`` seconds, conditionally on the version it wrote last, so
+    each beat changes the record's version (its ETag).
+
+    A contender whose create fails reads the record's version (a ``HEAD``), and
+    the record itself once per new version, to learn its owner. It judges the
+    record stale when its version has not changed for ``stale_after`` seconds on
+    the contender's own monotonic clock (clock skew between hosts does not
+    matter), or at once when its owner runs on this host and is dead. It takes a
+    stale record over by a conditional write on the very version it judged: of
+    several contenders exactly one succeeds, and a record that beat meanwhile is
+    never taken. Where the storage has no conditional writes (fsspec's other
+    filesystems) each step is a check then a write: best effort, and an entry is
+    still never mixed, because publishing checks for an existing manifest first.
     """
 
     def __init__(self, storage: Storage, path: str, stale_after: float) -> None:
@@ -88,47 +101,45 @@ class ObjectLock(EntryLock):
         self._token = secrets.token_hex(16)
         self._owner = current_owner()
         self._beat = 0
+        self._version: str | None = None  # of the record this lock wrote last
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _record(self) -> bytes:
         return dumps({"token": self._token, "owner": self._owner.to_json(), "beat": self._beat})
 
-    def _read(self) -> bytes | None:
+    def _owner_is_dead(self) -> bool:
+        """Whether the record's owner is known dead (it runs on this host, and is gone)."""
         try:
-            return self._storage.read_bytes(self.path)
+            record = parse_object(self._storage.read_bytes(self.path))
         except FileNotFoundError:
-            return None
-
-    def _is_ours(self, data: bytes | None) -> bool:
-        record = parse_object(data) if data is not None else None
-        return record is not None and record.get("token") == self._token
+            return False
+        owner = Owner.from_json(record.get("owner")) if record is not None else None
+        return owner is not None and owner.is_dead()
 
     def acquire(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
-        seen: bytes | None = None
+        seen: str | None = None
         seen_since = time.monotonic()
-        while True:
-            data = self._read()
-            if data is None:
-                created = self._storage.write_bytes(self.path, self._record(), exclusive=True)
-                if created and self._is_ours(self._read()):
-                    self._start_heartbeat()
-                    return True
+        dead = False
+        version = self._storage.put_if(self.path, self._record(), None)
+        while version is None:
+            current = self._storage.version(self.path)
+            if current is None:  # released meanwhile
+                version = self._storage.put_if(self.path, self._record(), None)
                 continue
-            if data != seen:
-                seen, seen_since = data, time.monotonic()
-            record = parse_object(data)
-            owner = Owner.from_json(record.get("owner")) if record is not None else None
-            dead = owner is not None and owner.is_dead()
+            if current != seen:  # it beat (or is another record): judged afresh
+                seen, seen_since = current, time.monotonic()
+                dead = self._owner_is_dead()
             if dead or time.monotonic() - seen_since >= self._stale_after:
-                # Break it only if it is still the record we judged stale.
-                if self._read() == data:
-                    self._storage.remove_file(self.path)
+                version = self._storage.put_if(self.path, self._record(), current)
                 continue
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             time.sleep(_POLL)
+        self._version = version
+        self._start_heartbeat()
+        return True
 
     def _start_heartbeat(self) -> None:
         self._stop.clear()
@@ -139,20 +150,20 @@ class ObjectLock(EntryLock):
 
     def _heartbeat(self) -> None:
         interval = max(self._stale_after / 3, _POLL)
-        while not self._stop.wait(interval):
+        while not self._stop.wait(interval) and self._version is not None:
             with contextlib.suppress(OSError):
-                if not self._is_ours(self._read()):
-                    return  # lost (broken by a contender): nothing more to refresh
                 self._beat += 1
-                self._storage.replace_bytes(self.path, self._record())
+                # None: taken over by a contender (we stalled): nothing more to refresh.
+                self._version = self._storage.put_if(self.path, self._record(), self._version)
 
     def release(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        if self._is_ours(self._read()):
-            self._storage.remove_file(self.path)
+        if self._version is not None:
+            self._storage.remove_if(self.path, self._version)  # only if still ours
+            self._version = None
 
 
 class _HeldByThread(threading.local):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from dagster_ds.cache._layout import MANIFEST, Layout, make_quarantine_name, make_tmp_name
 from dagster_ds.cache._leases import DEFAULT_FOREIGN_TTL, eviction_notice
+from dagster_ds.cache._manifest import Manifest, ManifestError
+from dagster_ds.errors import CacheFormatError
 
 
 @dataclass(frozen=True)
@@ -72,19 +74,32 @@ def evict_many(
 
     The caller holds every key's lock.
     """
+    if force:  # whoever reads them: no notice, no usage record read
+        return {key: _destroy(layout, key) for key in keys}
     outcomes: dict[str, Eviction] = {}
     with eviction_notice(layout, keys, foreign_ttl=foreign_ttl) as read:
         for key in keys:
-            if key in read and not force:
-                outcomes[key] = Eviction.IN_USE
-                continue
-            taken = _take_out(layout, key)
-            if taken is None:
-                outcomes[key] = Eviction.ABSENT
-                continue
-            layout.storage.remove_tree(taken.moved_to or layout.entry(key))
-            outcomes[key] = Eviction.EVICTED
+            outcomes[key] = Eviction.IN_USE if key in read else _destroy(layout, key)
     return outcomes
+
+
+def _destroy(layout: Layout, key: str) -> Eviction:
+    """Unpublish an entry, then remove its files."""
+    taken = _take_out(layout, key)
+    if taken is None:
+        return Eviction.ABSENT
+    if taken.moved_to is not None:
+        layout.storage.remove_tree(taken.moved_to)
+    elif _has_files(taken.manifest):  # (a record without files leaves nothing to list)
+        layout.storage.remove_tree(layout.entry(key))
+    return Eviction.EVICTED
+
+
+def _has_files(manifest: bytes | None) -> bool:
+    try:
+        return manifest is None or bool(Manifest.from_bytes(manifest, where="").files)
+    except (ManifestError, CacheFormatError):
+        return True
 
 
 def quarantine(layout: Layout, key: str, judged: bytes | None = None) -> str | None:
@@ -116,6 +131,7 @@ def quarantine(layout: Layout, key: str, judged: bytes | None = None) -> str | N
         with contextlib.suppress(FileNotFoundError):
             storage.move_file(layout.entry_file(key, file), layout.quarantine_item(name, file))
     if taken.manifest is not None:
+        storage.makedirs(layout.quarantine_item(name))  # (no file may have been moved there)
         storage.write_bytes(layout.quarantine_item(name, MANIFEST), taken.manifest)
     storage.remove_tree(source)
     return target

@@ -39,6 +39,9 @@ class Storage(abc.ABC):
     root: str
     #: True when directories can be renamed atomically and files memory-mapped.
     is_local: bool
+    #: True for object stores (S3, GCS, Azure): a whole object is written atomically,
+    #: folders are key prefixes, and moving a file copies it.
+    object_store: bool = False
 
     @property
     def identity(self) -> str:
@@ -92,6 +95,38 @@ class Storage(abc.ABC):
             before = b""
         self.write_bytes(path, before + data, durable=False)
 
+    def version(self, path: str) -> str | None:
+        """The change marker of the file's current content (see `stamp`); None if it is absent."""
+        stamp = self.stamp(path)
+        return None if stamp is None else stamp[1]
+
+    def put_if(self, path: str, data: bytes, expected: str | None) -> str | None:
+        """Write ``data`` if the file is absent (``expected`` None) or at version ``expected``.
+
+        Returns the new `version`, or None when the condition does not hold. On
+        stores with conditional writes (S3's ``If-None-Match``/``If-Match``) this is
+        one request, and of two writers racing on one version exactly one succeeds;
+        elsewhere it is best effort: a check, then a write.
+        """
+        if expected is None:
+            if not self.write_bytes(path, data, exclusive=True, durable=False):
+                return None
+        elif self.version(path) != expected:
+            return None
+        else:
+            self.replace_bytes(path, data)
+        return self.version(path)
+
+    def remove_if(self, path: str, expected: str) -> bool:
+        """Remove the file if it is still at version ``expected``; whether it was removed.
+
+        One conditional request where the store has them (S3), else a check then a removal.
+        """
+        if self.version(path) != expected:
+            return False
+        self.remove_file(path)
+        return True
+
     @abc.abstractmethod
     def open_write(self, path: str) -> io.BufferedIOBase:
         """A new file for writing (fails if it exists, where the storage can tell)."""
@@ -101,7 +136,8 @@ class Storage(abc.ABC):
         """Flush a file opened by `open_write` to stable storage, before it is closed."""
 
     @abc.abstractmethod
-    def open_read(self, path: str) -> io.BufferedIOBase: ...
+    def open_read(self, path: str, size: int | None = None) -> io.BufferedIOBase:
+        """A file for reading; ``size``: its size when known (spares a request to ask it)."""
 
     @abc.abstractmethod
     def size(self, path: str) -> int | None:
@@ -244,7 +280,7 @@ class LocalStorage(Storage):
         if self.fsync:
             os.fsync(file.fileno())
 
-    def open_read(self, path: str) -> io.BufferedIOBase:
+    def open_read(self, path: str, size: int | None = None) -> io.BufferedIOBase:
         return open(path, "rb")  # the caller owns and closes it
 
     def size(self, path: str) -> int | None:
@@ -335,6 +371,11 @@ class FsspecStorage(Storage):
         # whole, to read a large one in parallel ranges; the files read whole here are
         # small (manifests, leases, fences): one GET each, and a missing one a 404.
         self._whole_read: dict[str, object] = {"max_concurrency": 1} if "s3" in protocols else {}
+        #: An object store: whole objects are written atomically, folders are only key
+        #: prefixes, and a move is a copy (see `writes_in_place`).
+        self.object_store = not _OBJECT_STORES.isdisjoint(protocols)
+        # S3 has conditional writes: `put_if` and `remove_if` are one atomic request each.
+        self._conditional = not _CONDITIONAL.isdisjoint(protocols)
 
     def join(self, *parts: str) -> str:
         base = self.root.rstrip("/")
@@ -362,7 +403,13 @@ class FsspecStorage(Storage):
         ]
 
     def makedirs(self, path: str) -> None:
-        self._fs.makedirs(path, exist_ok=True)
+        if not self.object_store:
+            self._fs.makedirs(path, exist_ok=True)
+        elif self._identity not in _ROOTS_MADE:
+            # Folders are key prefixes: only the bucket can be missing (created here, as
+            # fsspec does); one check per store and process, not a request per folder.
+            self._fs.makedirs(self.root, exist_ok=True)
+            _ROOTS_MADE.add(self._identity)
 
     def read_bytes(self, path: str) -> bytes:
         return bytes(self._fs.cat_file(path, **self._whole_read))
@@ -371,6 +418,8 @@ class FsspecStorage(Storage):
         self, path: str, data: bytes, *, exclusive: bool = False, durable: bool = True
     ) -> bool:
         if exclusive:
+            if self._conditional:
+                return self.put_if(path, data, None) is not None
             try:
                 with self._fs.open(path, "xb") as file:
                     file.write(data)
@@ -384,9 +433,45 @@ class FsspecStorage(Storage):
         self._fs.pipe_file(path, data)
         return True
 
+    def put_if(self, path: str, data: bytes, expected: str | None) -> str | None:
+        if not self._conditional:
+            return super().put_if(path, data, expected)
+        condition: dict[str, str] = (
+            {"mode": "create"} if expected is None else {"IfMatch": expected}
+        )
+        try:
+            response = self._fs.pipe_file(path, data, **condition)
+        except (FileExistsError, FileNotFoundError):  # there already / gone meanwhile
+            return None
+        except OSError as error:
+            if _precondition_failed(error):
+                return None
+            raise
+        tag = cast(Mapping[str, object], response).get("ETag") if response else None
+        return str(tag) if tag is not None else self.version(path)
+
+    def remove_if(self, path: str, expected: str) -> bool:
+        if not self._conditional:
+            return super().remove_if(path, expected)
+        bucket, key, _ = cast(tuple[str, str, object], self._fs.split_path(path))
+        try:
+            self._fs.call_s3("delete_object", Bucket=bucket, Key=key, IfMatch=expected)
+        except FileNotFoundError:
+            return False
+        except OSError as error:
+            if _precondition_failed(error):
+                return False
+            raise
+        finally:
+            self._fs.invalidate_cache(path)
+        return True
+
     def replace_bytes(self, path: str, data: bytes) -> None:
-        # Object stores replace a whole object atomically; a temporary file and a
-        # move make plain filesystems behind fsspec (dir://, sftp...) safe too.
+        if self.object_store:  # an object is replaced whole, atomically: one PUT
+            self._fs.pipe_file(path, data)
+            return
+        # A temporary file and a move make plain filesystems behind fsspec (dir://,
+        # sftp...) safe.
         temporary = f"{path}.tmp-{secrets.token_hex(6)}"
         self._fs.pipe_file(temporary, data)
         try:
@@ -403,12 +488,18 @@ class FsspecStorage(Storage):
     def sync(self, file: io.BufferedIOBase) -> None:
         file.flush()
 
-    def open_read(self, path: str) -> io.BufferedIOBase:
+    def open_read(self, path: str, size: int | None = None) -> io.BufferedIOBase:
         if "memory" in _protocols(self._fs):
             # fsspec's memory filesystem hands every reader the same file object (one
             # position shared by all threads): each reader gets its own copy instead.
             return io.BytesIO(cast(bytes, self._fs.cat_file(path)))
         # Read ahead by BLOCK_BYTES (s3fs's default, 50 MB, is held and copied per read).
+        if size is not None and self.object_store:
+            file: Any = self._fs.open(path, "rb", size=size, block_size=BLOCK_BYTES)
+            # fsspec asks an object's details (a HEAD, for its ETag) at its first read;
+            # a cache file's manifest already vouches for it: ranges are read unconditionally.
+            file.details = {"name": path, "size": size, "type": "file"}
+            return cast(io.BufferedIOBase, file)
         return cast(io.BufferedIOBase, self._fs.open(path, "rb", block_size=BLOCK_BYTES))
 
     def _info(self, path: str) -> Mapping[str, object] | None:
@@ -460,6 +551,10 @@ class FsspecStorage(Storage):
         return False
 
     def move_file(self, source: str, target: str) -> None:
+        if self.object_store:  # one copy and one delete of that key, nothing listed
+            self._fs.cp_file(source, target)
+            self._fs.rm_file(source)
+            return
         self._fs.mv(source, target)
 
     def files_under(self, path: str) -> list[str]:
@@ -519,6 +614,27 @@ def _exchange(one: str, other: str) -> bool:
     if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # unsupported here
         return False
     raise OSError(error, os.strerror(error), one, None, other)
+
+
+#: Identities of the object stores whose root (bucket) this process made or found.
+_ROOTS_MADE: set[str] = set()
+
+# fsspec protocols of object stores (atomic whole-object writes, prefixes for folders)
+_OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"})
+# ... and of those whose writes can be conditional on an object's version (ETag)
+_CONDITIONAL = frozenset({"s3", "s3a"})
+
+
+def _precondition_failed(error: BaseException) -> bool:
+    """Whether an fsspec error is an object store's "412 Precondition Failed" (or a conflict)."""
+    cause: BaseException | None = error
+    while cause is not None:
+        response = cast(Mapping[str, Any], getattr(cause, "response", None) or {})
+        code = cast(Mapping[str, Any], response.get("Error") or {}).get("Code")
+        if code in ("PreconditionFailed", "ConditionalRequestConflict", "412", "409"):
+            return True
+        cause = cause.__cause__
+    return False
 
 
 # Keys of fsspec info dicts that change whenever an object is rewritten, best first.

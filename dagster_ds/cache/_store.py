@@ -18,13 +18,12 @@ from dagster_ds.cache._layout import (
     Layout,
     check_fingerprint,
     default_cache_root,
-    make_tmp_name,
 )
 from dagster_ds.cache._leases import DEFAULT_FOREIGN_TTL
 from dagster_ds.cache._locks import LOCK_MODES, EntryLock, LockMode, make_lock
 from dagster_ds.cache._lookup import Corrupt, Reader
 from dagster_ds.cache._manifest import Manifest, check_metadata
-from dagster_ds.cache._publish import publish
+from dagster_ds.cache._publish import publish, writer_folder
 from dagster_ds.cache._removal import Eviction, evict
 from dagster_ds.cache._storage import Storage, open_storage
 from dagster_ds.cache._switch import cache_root, current_read_from, current_root, temporary_root
@@ -389,8 +388,7 @@ class CacheStore:
         self, fingerprint: str, metadata: dict[str, JSONValue], *, locked: bool
     ) -> EntryWriter:
         key = secrets.token_hex(16) if self._random_names else fingerprint
-        self._storage.makedirs(self._layout.tmp)
-        folder = self._layout.tmp_item(make_tmp_name(key))
+        folder = writer_folder(self._layout, key, locked=locked or self._random_names)
         publish = functools.partial(self._publish, key, locked=locked or self._random_names)
         return EntryWriter(fingerprint, metadata, self._storage, folder, publish)
 
@@ -400,7 +398,7 @@ class CacheStore:
         # Publishing and evicting one fingerprint happen under its lock.
         lock = None if locked else self._acquire_lock(key)
         try:
-            if lock is not None:
+            if lock is not None and not self._storage.object_store:
                 remove_dead_writers(self._layout, key)
             return publish(self._reader, key, folder, manifest, data)
         finally:
@@ -463,7 +461,8 @@ class CacheStore:
             entry = self._reader.open(key) or self._layers.lookup(key)
             if entry is not None:
                 return entry
-            remove_dead_writers(self._layout, key)  # a killed builder's files, before ours
+            if not self._storage.object_store:  # (there, ours overwrite them: in place)
+                remove_dead_writers(self._layout, key)  # a killed builder's files, before ours
             return self._build(key, build, check_metadata(key, metadata), locked=True)
         finally:
             lock.release()
@@ -576,14 +575,16 @@ class CacheStore:
         """Remove one entry; return whether it was removed.
 
         An entry held open by a live process is kept (False) unless ``force``;
-        forced, on local folders, files already open or mapped stay readable.
+        forced, on local folders, files already open or mapped stay readable,
+        and no usage record is read (a reader that reads it later fails with
+        `CacheEntryDamagedError`, and computes it again).
 
         Example:
             >>> CacheStore("memory://remove-doc").remove("4" * 32)
             False
         """
         key = check_fingerprint(fingerprint)
-        if not self._storage.exists(self._layout.entry_file(key, MANIFEST)):
+        if read_manifest(self._layout, key) is None:  # (one GET, where an exists() lists)
             return False
         lock = self._acquire_lock(key)
         try:

@@ -2,19 +2,19 @@
 
 Reading writes nothing per entry: last use comes from the usage records
 (`_leases`), one per process that read data, so it is as coarse as a process
-(or a run). An entry no record names was last used when it was created. A
-``last-used`` sidecar left by an earlier release still counts.
+(or a run). An entry no record names was last used when it was created: so
+are the entries of an earlier release's cache, whose ``last-used`` sidecars are
+not read (that would be a request per entry on an object store).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dagster_ds.cache._json import JSONValue
-from dagster_ds.cache._layout import LAST_USED, MANIFEST, Layout
+from dagster_ds.cache._layout import MANIFEST, Layout
 from dagster_ds.cache._leases import pinned_keys, usage_times
 from dagster_ds.cache._manifest import Manifest, ManifestError
 from dagster_ds.errors import CacheFormatError
@@ -47,13 +47,11 @@ class EntryInfo:
     metadata: dict[str, JSONValue]
 
 
-def last_used_ns(layout: Layout, key: str, manifest: Manifest, times: dict[str, float]) -> int:
+def last_used_ns(key: str, manifest: Manifest, times: dict[str, float]) -> int:
     """When ``key`` was last read (``times``: `usage_times`), or created, in ns."""
     used = int(manifest.created_at.timestamp() * 1e9)
     if key in times:
         used = max(used, int(times[key] * 1e9))
-    with contextlib.suppress(OSError, ValueError):
-        used = max(used, int(layout.storage.read_bytes(layout.entry_file(key, LAST_USED)).decode()))
     return used
 
 
@@ -74,7 +72,7 @@ def describe(
     if read is None:
         return None
     manifest = read[0]
-    used = last_used_ns(layout, key, manifest, times)
+    used = last_used_ns(key, manifest, times)
     return EntryInfo(
         fingerprint=manifest.fingerprint,
         size=manifest.size,
@@ -99,4 +97,4 @@ def scan(layout: Layout) -> Iterator[tuple[str, Manifest, int]]:
     for key in layout.entry_keys():
         read = read_manifest(layout, key)
         if read is not None:
-            yield key, read[0], last_used_ns(layout, key, read[0], times)
+            yield key, read[0], last_used_ns(key, read[0], times)

@@ -87,9 +87,9 @@ class _VerifiedFiles:
 VERIFIED = _VerifiedFiles()
 
 
-def file_checksum(layout: Layout, path: str) -> str:
+def file_checksum(layout: Layout, path: str, size: int | None = None) -> str:
     hasher = xxhash.xxh3_128()
-    with layout.storage.open_read(path) as file:
+    with layout.storage.open_read(path, size) as file:
         while chunk := file.read(_CHUNK):
             hasher.update(chunk)
     return hasher.hexdigest()
@@ -115,7 +115,7 @@ def check_file(layout: Layout, key: str, record: FileRecord, policy: ChecksumPol
     if policy == "never" or (policy == "first-use" and token in VERIFIED):
         return None
     try:
-        digest = file_checksum(layout, path)
+        digest = file_checksum(layout, path, stamp[0])
     except FileNotFoundError:
         return f"{record.name} is missing"
     if digest != record.xxh3_128:

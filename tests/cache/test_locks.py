@@ -7,13 +7,16 @@ import os
 import signal
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dagster_ds.cache import CacheStore, EntryWriter
 from dagster_ds.errors import CacheLockTimeoutError
-from tests.cache._worker import open_store, write_entry
+from tests.cache._worker import entry_content, open_store, write_entry
+from tests.conftest import s3_requests
 
 from .conftest import fingerprint, start_worker
 
@@ -35,7 +38,14 @@ def _wait_for_line(process: subprocess.Popen[str], expected: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_four_processes_build_once_and_share_the_entry(tmp_path: Path, backend: str) -> None:
-    spec = _spec(backend, tmp_path / "cache")
+    _four_build_once(tmp_path, _spec(backend, tmp_path / "cache"))
+
+
+def _four_build_once(tmp_path: Path, spec: str, **options: Any) -> None:
+    """Four processes ask for one missing entry at once: one builds, all get its entry.
+
+    ``options``: for this process's store on ``spec``.
+    """
     counter, go = tmp_path / "builds.txt", tmp_path / "go"
     ready = [tmp_path / f"ready-{n}" for n in range(4)]
     fp = fingerprint(0xC0FFEE)
@@ -59,7 +69,7 @@ def test_four_processes_build_once_and_share_the_entry(tmp_path: Path, backend: 
     manifests = [json.loads(stdout) for stdout, _ in results]
     assert all(manifest == manifests[0] for manifest in manifests)
     assert manifests[0]["fingerprint"] == fp
-    entry = open_store(spec, checksums="always").lookup(fp)
+    entry = open_store(spec, checksums="always", **options).lookup(fp)
     assert entry is not None
     assert entry.manifest == manifests[0]
 
@@ -174,3 +184,89 @@ def test_a_build_that_publishes_its_own_fingerprint_does_not_deadlock(root: str)
     entry = store.get_or_create(fingerprint(4), build, metadata={"by": "outer"})
     assert entry.metadata == {"by": "nested"}  # published first; the outer result reuses it
     assert store.gc(0).in_use == (fingerprint(4),)  # nothing left locked or half-done
+
+
+# -- on S3: locks by conditional writes ---------------------------------------------------------
+
+
+@pytest.fixture
+def s3_spec(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A store on the test S3 server, reachable from worker processes (by the environment)."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", s3_endpoint)
+    return "s3://datasets/cache"
+
+
+def _s3_store(spec: str, **options: Any) -> CacheStore:
+    """A store of this process on ``spec`` (its own s3fs instance: not one of another server)."""
+    endpoint = os.environ["AWS_ENDPOINT_URL_S3"]
+    return open_store(spec, storage_options={"endpoint_url": endpoint}, **options)
+
+
+def test_on_s3_an_uncontended_build_makes_no_listing_and_one_request_per_step(
+    s3_spec: str,
+) -> None:
+    store = _s3_store(s3_spec)
+    fp = fingerprint(0x53)
+    files = len(entry_content(fp))
+    with s3_requests() as requests:
+        store.get_or_create(fp, write_entry).close()
+    made = Counter(method for method, _ in requests.made())
+    # The lookup, and again under the lock (two 404s); the lock made by a conditional PUT
+    # and removed by one DELETE; the files written in place and the manifest (a conditional
+    # PUT); a HEAD per file (this process vouches for what it wrote) and one of the bucket
+    # (a process checks it once per store). Nothing listed, copied or moved.
+    heads = made.pop("HEAD")
+    assert made == {"GET": 2, "PUT": files + 2, "DELETE": 1}, made
+    assert files <= heads <= files + 1
+    assert ("GET", 404) in requests.made()
+
+
+@pytest.mark.slow
+def test_on_s3_four_processes_build_once_and_share_the_entry(tmp_path: Path, s3_spec: str) -> None:
+    endpoint = os.environ["AWS_ENDPOINT_URL_S3"]
+    _four_build_once(tmp_path, s3_spec, storage_options={"endpoint_url": endpoint})
+
+
+@pytest.mark.slow
+def test_on_s3_a_writer_killed_holding_the_lock_leaves_nothing_visible_and_is_taken_over(
+    s3_spec: str,
+) -> None:
+    fp = fingerprint(0xD1E)
+    killed = start_worker("write-and-wait", s3_spec, fp, "get-or-create")
+    try:
+        _wait_for_line(killed, "written")  # mid-write, the lock held
+    finally:
+        killed.send_signal(signal.SIGKILL)
+        killed.communicate()
+    store = _s3_store(s3_spec, checksums="always", lock_timeout=20, stale_lock_timeout=600)
+    assert store.lookup(fp) is None  # its half-written files are not an entry
+    # Its lock record names a dead process of this host: taken over at once, not after
+    # stale_lock_timeout (600 s here), and without listing anything.
+    entry = store.get_or_create(fp, write_entry)
+    with entry:
+        for name, data in entry_content(fp).items():
+            with entry.open(name) as file:
+                assert file.read() == data
+    assert entry.files == tuple(sorted(entry_content(fp)))
+
+
+@pytest.mark.slow
+def test_on_s3_a_hung_builder_keeps_its_lock_while_alive_and_loses_it_when_frozen(
+    s3_spec: str,
+) -> None:
+    fp = fingerprint(0xBEEF)
+    stale_after = 1.0
+    holder = start_worker("hang-in-build", s3_spec, fp, "object-store", str(stale_after))
+    try:
+        _wait_for_line(holder, "building")
+        # Alive: its heartbeat (a conditional rewrite) keeps the lock past stale_lock_timeout.
+        waiting = _s3_store(s3_spec, lock_timeout=3 * stale_after, stale_lock_timeout=1.0)
+        with pytest.raises(CacheLockTimeoutError, match="another process is building it"):
+            waiting.get_or_create(fp, write_entry)
+        # Frozen (alive, no heartbeat): its record stops changing, and is taken over.
+        holder.send_signal(signal.SIGSTOP)
+        store = _s3_store(s3_spec, lock_timeout=30, stale_lock_timeout=stale_after)
+        assert store.get_or_create(fp, write_entry).fingerprint == fp
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate()

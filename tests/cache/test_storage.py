@@ -73,3 +73,44 @@ def test_on_s3_a_small_file_is_read_in_one_request(s3_endpoint: str) -> None:
         with pytest.raises(FileNotFoundError):
             storage.read_bytes(storage.join("evicting"))
     assert requests.made() == [("GET", 200), ("GET", 404)]
+
+
+@pytest.mark.parametrize("backend", ["s3", "dirfs", "local"])
+def test_a_conditional_write_on_a_version_succeeds_once(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if backend == "s3":
+        endpoint = request.getfixturevalue("s3_endpoint")
+        storage = open_storage("s3://datasets/cas", {"endpoint_url": endpoint})
+    elif backend == "dirfs":
+        (tmp_path / "cas").mkdir()
+        fs = DirFileSystem(path=str(tmp_path / "cas"), fs=LocalFileSystem())
+        storage = open_storage("", filesystem=fs)
+    else:
+        storage = open_storage(tmp_path / "cas")
+    storage.makedirs(storage.root)
+    path = storage.join("lock")
+    first = storage.put_if(path, b"first", None)
+    assert first is not None
+    assert storage.put_if(path, b"second", None) is None  # it exists
+    taken = storage.put_if(path, b"taken over", first)
+    assert taken is not None
+    assert storage.put_if(path, b"late", first) is None  # that version is gone
+    assert storage.read_bytes(path) == b"taken over"
+    assert not storage.remove_if(path, first)
+    assert storage.read_bytes(path) == b"taken over"
+    assert storage.remove_if(path, taken)
+    assert storage.version(path) is None
+    assert not storage.remove_if(path, taken)
+
+
+def test_on_s3_a_conditional_write_is_one_request(s3_endpoint: str) -> None:
+    storage = open_storage("s3://datasets/cas", {"endpoint_url": s3_endpoint})
+    path = storage.join("lock")
+    with s3_requests() as requests:
+        first = storage.put_if(path, b"first", None)
+        assert first is not None
+        assert storage.put_if(path, b"second", None) is None
+        assert storage.put_if(path, b"again", first) is not None
+        assert storage.put_if(path, b"late", first) is None
+    assert requests.made() == [("PUT", 200), ("PUT", 412), ("PUT", 200), ("PUT", 412)]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import cast
+from urllib.parse import unquote
 
 import dagster as dg
 import pyarrow as pa
@@ -172,8 +173,13 @@ def _kinds(lines: list[str]) -> Counter[str]:
     return found
 
 
-def _s3_pipeline(endpoint: str, files: int) -> tuple[list, dict, Callable[[int], None]]:
-    """A source over ``files`` JSON Lines files on S3, a map and a filter, stored on S3."""
+def _s3_pipeline(
+    endpoint: str, files: int, padding: int = 0
+) -> tuple[list, dict, Callable[[int], None]]:
+    """A source over ``files`` JSON Lines files on S3, a map and a filter, stored on S3.
+
+    ``padding``: bytes added to each of a file's 20 rows (bigger files, more shards).
+    """
     import s3fs
 
     from tests.orchestration._s3_refresh import pipeline
@@ -181,7 +187,8 @@ def _s3_pipeline(endpoint: str, files: int) -> tuple[list, dict, Callable[[int],
     fs = s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True)
 
     def write(index: int) -> None:
-        rows = "".join(f'{{"text": "Row {index} {j} Of The Corpus"}}\n' for j in range(20))
+        pad = f" {'x' * padding}" if padding else ""
+        rows = "".join(f'{{"text": "Row {index} {j} Of The Corpus{pad}"}}\n' for j in range(20))
         fs.pipe(f"datasets/src/part-{index:05d}.jsonl", rows.encode())
 
     for index in range(files):
@@ -225,6 +232,43 @@ def test_a_refresh_on_s3_costs_what_changed_not_what_is_stored(
     # Appending one file: the new shard, and per shard a lookup of each transform's
     # cached output (the transforms' own cost, owned by the map and filter: not bounded here).
     assert appended["PUT"] <= 60, appended
+
+
+def _store_requests(lines: list[str]) -> Counter[str]:
+    """`_kinds` of the requests that are not to a source file (the loader's reads)."""
+    return _kinds([line for line in lines if not re.search(r"(GET|HEAD) /datasets/src/", line)])
+
+
+@pytest.mark.slow
+def test_appending_a_file_on_s3_costs_a_flat_number_of_store_requests(
+    s3_endpoint: str, instance: dg.DagsterInstance
+) -> None:
+    # Writing an entry on S3 is O(1) requests: a lock made and removed by conditional
+    # writes, files written in place, one conditional PUT of the manifest; nothing listed
+    # but the source. So an append costs the same at 10 and at 60 source files.
+    import s3fs
+
+    costs: dict[int, Counter[str]] = {}
+    for files in (10, 60):
+        # Files of 100 kB: a shard groups about 10 (a shard holds about 1 MiB of source).
+        assets, resources, write = _s3_pipeline(s3_endpoint, files, padding=5000)
+        assert dg.materialize(assets, instance=instance, resources=resources).success
+        write(files)
+        with s3_requests() as requests:
+            assert dg.materialize(assets, instance=instance, resources=resources).success
+        costs[files] = _store_requests(requests.lines)
+        # Nothing the write path keeps is listed (in-flight writes, locks, entry folders).
+        listed = [unquote(line) for line in requests.lines if "list-type=" in line]
+        assert not [line for line in listed if re.search(r"prefix=\S*/(tmp|locks|objects)/", line)]
+        assert metadata_value(latest(instance, "short"), "dagster_ds/cache") == "miss"
+        s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True).rm(
+            ["datasets/src", f"datasets/store-{s3_endpoint.rsplit(':', 1)[-1]}"], recursive=True
+        )
+    for files, cost in costs.items():
+        assert sum(cost.values()) <= 10 + 150, (files, cost)
+    # What is written is what changed, whatever is stored: as many writes at 60 as at 10.
+    writes = {files: cost["PUT"] + cost["DELETE"] + cost["POST"] for files, cost in costs.items()}
+    assert abs(writes[60] - writes[10]) <= 2, costs
 
 
 _MATERIALIZE_BIG = """
