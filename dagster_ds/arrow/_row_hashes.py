@@ -31,6 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from dagster_ds.fingerprint import is_binary_like
+
 Hashes = npt.NDArray[np.uint64]
 
 _MIX1 = np.uint64(0xFF51AFD7ED558CCD)
@@ -105,7 +107,7 @@ def _hash_array(array: pa.Array) -> Hashes:
         hashed = fmix(_filled(pc.cast(array, pa.uint8())).astype(np.uint64) + np.uint64(1))
     elif pa.types.is_floating(arrow_type):
         hashed = _floats(array)
-    elif _is_binary_like(arrow_type):
+    elif is_binary_like(arrow_type):
         hashed = _binaries(array)
     elif pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         hashed = _lists(array)
@@ -134,15 +136,6 @@ def _filled(array: pa.Array) -> npt.NDArray[np.generic]:
     if array.null_count:
         array = array.fill_null(pa.scalar(0, array.type) if array.type != pa.bool_() else False)
     return array.to_numpy(zero_copy_only=False)
-
-
-def _is_binary_like(arrow_type: pa.DataType) -> bool:
-    return (
-        pa.types.is_binary(arrow_type)
-        or pa.types.is_string(arrow_type)
-        or pa.types.is_large_binary(arrow_type)
-        or pa.types.is_large_string(arrow_type)
-    )
 
 
 def _fixed_width(arrow_type: pa.DataType) -> bool:

@@ -13,6 +13,7 @@ from dagster_ds.fingerprint._arrow import ColumnDigests as ColumnDigests
 from dagster_ds.fingerprint._arrow import (
     arrow_digest as arrow_digest,  # pyright: ignore[reportUnknownVariableType]
 )
+from dagster_ds.fingerprint._arrow import is_binary_like as is_binary_like
 from dagster_ds.fingerprint._code import global_references as global_references
 from dagster_ds.fingerprint._column_origins import ASSET_STEP as ASSET_STEP
 from dagster_ds.fingerprint._column_origins import EVERY_COLUMN as EVERY_COLUMN
@@ -81,4 +82,5 @@ __internal__ = [
     "ColumnDigests",
     "arrow_digest",
     "global_references",
+    "is_binary_like",
 ]

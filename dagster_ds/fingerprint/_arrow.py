@@ -60,7 +60,7 @@ class _ColumnStreams:
         arrow_type = self.type
         if pa.types.is_boolean(arrow_type):
             _update_values(self.values, pc.cast(column, pa.uint8()))
-        elif _is_binary_like(arrow_type):
+        elif is_binary_like(arrow_type):
             _update_values(self.values, pc.binary_length(column))  # pyright: ignore[reportCallIssue, reportArgumentType]
             offset_format = "<q" if _has_large_offsets(arrow_type) else "<i"
             for chunk in column.chunks:
@@ -136,7 +136,8 @@ def _child_types(arrow_type: pa.DataType) -> list[pa.DataType]:
     return []
 
 
-def _is_binary_like(arrow_type: pa.DataType) -> bool:
+def is_binary_like(arrow_type: pa.DataType) -> bool:
+    """Whether ``arrow_type`` holds variable-length bytes (string or binary, large or not)."""
     return (
         pa.types.is_string(arrow_type)
         or pa.types.is_large_string(arrow_type)
