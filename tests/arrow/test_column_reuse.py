@@ -214,27 +214,59 @@ def test_a_function_that_returns_its_batch_rebuilds_only_what_it_read_or_set(
     assert rows == pipeline.cold()
 
 
-@pytest.mark.parametrize(
-    "steps",
-    [
-        "map:as_dict",
-        "map:items",
-        "map:per_example",
-        "map:columnar:numpy",
-        "map:columnar:pandas",
-        "map:columnar:arrow",
-    ],
+# Each reads every column its own way: every edit reaches it.
+READS_EVERYTHING = (
+    "map:as_dict",
+    "map:items",
+    "map:per_example",
+    "map:columnar:numpy",
+    "map:columnar:pandas",
+    "map:columnar:arrow",
 )
+
+# The pipelines of STEPS one after the other, each in its own cache (CACHES/<index>):
+# a process per run, not per pipeline and run (each process costs seconds of imports).
+EACH_PIPELINE = """
+import json, os, pipeline
+out = {}
+for index, steps in enumerate(STEPS):
+    os.environ["DAGSTER_DS_CACHE"] = os.path.join(CACHES, str(index))
+    pipeline.COUNTER.unlink(missing_ok=True)
+    rows = pipeline.chosen(steps).to_list()
+    calls = {}
+    if pipeline.COUNTER.exists():
+        for line in pipeline.COUNTER.read_text().splitlines():
+            name, count = line.split()
+            calls[name] = calls.get(name, 0) + int(count)
+    out[steps] = [rows, calls]
+print(json.dumps(out))
+"""
+
+
+def _run_each(
+    run_python: RunPython, tmp_path: Path, steps: tuple[str, ...], caches: str
+) -> dict[str, tuple[list[dict[str, Any]], dict[str, int]]]:
+    """Per pipeline of ``steps``: its rows and the rows each function was called on."""
+    (tmp_path / "pipeline.py").write_text(PIPELINE)
+    env = {"COUNTER": str(tmp_path / "calls.txt"), "DATA": str(tmp_path / "data")}
+    source = f"STEPS = {steps!r}\nCACHES = {str(tmp_path / caches)!r}\n{EACH_PIPELINE}"
+    printed = json.loads(run_python(source, path=[tmp_path], env=env))
+    return {step: (rows, calls) for step, (rows, calls) in printed.items()}
+
+
 def test_functions_that_read_everything_are_recomputed_on_any_column_change(
-    run_python: RunPython, tmp_path: Path, steps: str
+    run_python: RunPython, tmp_path: Path
 ) -> None:
-    pipeline = _Pipeline(run_python, tmp_path, steps)
-    _write_files(pipeline.data)
-    pipeline.run()
-    _write_files(pipeline.data, {"file": 0, "column": "label", "rows": {3: 7}})
-    rows, calls = pipeline.run()
-    assert sum(calls.values()) == 20  # the edited file's shard, computed again
-    assert rows == pipeline.cold()
+    _write_files(tmp_path / "data")
+    _run_each(run_python, tmp_path, READS_EVERYTHING, "caches")
+    _write_files(tmp_path / "data", {"file": 0, "column": "label", "rows": {3: 7}})
+    edited = _run_each(run_python, tmp_path, READS_EVERYTHING, "caches")
+    cold = _run_each(run_python, tmp_path, READS_EVERYTHING, "cold-caches")
+    for steps in READS_EVERYTHING:
+        rows, calls = edited[steps]
+        # The edited file's shard, computed again.
+        assert sum(calls.values()) == 20, (steps, calls)
+        assert rows == cold[steps][0], steps
 
 
 def test_a_damaged_output_is_never_reused_by_its_columns(

@@ -1,9 +1,14 @@
-"""Raw HTTP access to a local Hub on one keep-alive connection, to test what clients never send."""
+"""Raw HTTP access to a local Hub on one keep-alive connection, to test what clients never send.
+
+Also `hub_serve`: ``dagster-ds hub serve`` in the test's process, for the refusals
+that end it before it serves.
+"""
 
 from __future__ import annotations
 
 import http.client
 import json
+import signal
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -11,7 +16,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from click.testing import CliRunner, Result
 
+from dagster_ds.cli import main
 from dagster_ds.hub.server import LocalHubServer
 
 
@@ -105,3 +112,26 @@ def raw(local_hub: LocalHubServer) -> Iterator[RawClient]:
     client = RawClient(local_hub.endpoint)
     yield client
     client.close()
+
+
+@pytest.fixture
+def hub_serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Result]]:
+    """Run ``dagster-ds hub serve ARGS`` here, with $DAGSTER_DS_HUB_TOKEN as given.
+
+    For the refusals, which end the command before it serves: no process of its own
+    (each costs seconds of imports). ``token_env`` sets $DAGSTER_DS_HUB_TOKEN, None
+    unsets it. The SIGINT and SIGTERM handlers the command installs are undone after
+    the test, so Ctrl+C still stops pytest.
+    """
+    saved = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def serve(*args: str, token_env: str | None = None) -> Result:
+        if token_env is None:
+            monkeypatch.delenv("DAGSTER_DS_HUB_TOKEN", raising=False)
+        else:
+            monkeypatch.setenv("DAGSTER_DS_HUB_TOKEN", token_env)
+        return CliRunner().invoke(main, ["hub", "serve", *args], catch_exceptions=False)
+
+    yield serve
+    for number, handler in saved.items():
+        signal.signal(number, handler)

@@ -8,9 +8,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
 
 import dagster_ds.hub.server
@@ -152,19 +154,11 @@ def test_cli_serve(tmp_path):
     assert (tmp_path / "hub" / "repos" / "datasets" / "user" / "cli" / "refs.json").is_file()
 
 
-def test_cli_reports_a_foreign_data_dir(tmp_path):
+def test_cli_reports_a_foreign_data_dir(tmp_path: Path, hub_serve: Callable[..., Result]):
     (tmp_path / "notes.txt").write_text("mine")
-    dagster_ds_command = str(Path(sys.executable).parent / "dagster-ds")
-    result = subprocess.run(
-        [dagster_ds_command, "hub", "serve", "--data-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 1
+    result = hub_serve("--data-dir", str(tmp_path))
+    assert result.exit_code == 1
     assert "is not a local Hub store" in result.stderr
-    assert "Traceback" not in result.stderr
 
 
 def test_local_hub_fixture_makes_it_the_default_hub(local_hub, hf_cache):
