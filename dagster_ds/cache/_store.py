@@ -584,7 +584,12 @@ class CacheStore:
             False
         """
         key = check_fingerprint(fingerprint)
-        if read_manifest(self._layout, key) is None:  # (one GET, where an exists() lists)
+        present = (
+            read_manifest(self._layout, key) is not None  # one GET, where exists() lists
+            if self._storage.object_store
+            else self._storage.exists(self._layout.entry_file(key, MANIFEST))  # a stat
+        )
+        if not present:
             return False
         lock = self._acquire_lock(key)
         try:
