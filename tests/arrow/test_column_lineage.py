@@ -76,6 +76,8 @@ def _apply(
         return mapped, {**expected, target: read}
     if kind == "filter":
         kept = dataset.filter(_odd, input_columns=chosen)
+        if not len(dataset):  # no rows: no call, nothing read
+            return kept, expected
         return kept, {k: v | read for k, v in expected.items()}
     if kind == "select":
         return dataset.select([i for i in range(len(dataset)) if i % 2 == 0]), expected
