@@ -74,10 +74,11 @@ def function_rows(
 
     ``rows`` are the batch's rows if the child made them, else the call's formatter
     makes them (decoded values). Without ``hand_on`` the function gets them
-    themselves, as a fresh conversion.
+    themselves, as a fresh conversion: `LazyRow` examples, whose reads are seen.
     """
     if rows is None:
-        rows = call.formatter.rows(arrow_of(batch))
+        data = arrow_of(batch)
+        rows = call.formatter.rows(data) if hand_on else call.formatter.function_rows(data)
     if not hand_on:
         return rows, None
     if call.input_columns is not None:  # the function gets immutable values, not the dicts
