@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 class RowColumns:
     """The columns of one Arrow batch as Python lists, each converted when a row first reads it."""
 
-    __slots__ = ("_decoders", "_table", "lists", "names", "reads")
+    __slots__ = ("_decoders", "_table", "lists", "names", "reads", "set_names")
 
     def __init__(self, table: pa.Table | pa.RecordBatch) -> None:
         self._table = table
@@ -41,6 +41,8 @@ class RowColumns:
         #: The rows' keys, in column order (a row's own once it is changed).
         self.names: dict[str, Any] = dict.fromkeys(table.schema.names, _UNREAD)
         self.reads: set[str] = set()
+        #: The keys set in some row (possibly deleted since).
+        self.set_names: set[str] = set()
 
     def column(self, name: str) -> list[Any]:
         """Column ``name``'s values (decoded), converted on first use and recorded as read."""
@@ -94,7 +96,11 @@ class LazyRow(MutableMapping[str, Any]):
         return value
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._own()[key] = value
+        data = self._data
+        if data is None:
+            data = self._data = self._columns.names.copy()
+        data[key] = value
+        self._columns.set_names.add(key)
 
     def __delitem__(self, key: str) -> None:
         del self._own()[key]
@@ -127,15 +133,21 @@ class LazyRow(MutableMapping[str, Any]):
     def __or__(self, other: Any) -> Any:
         if not isinstance(other, Mapping):
             return NotImplemented
-        return self._with({**self._keys(), **_plain(other)})
+        values = _plain(other)
+        self._columns.set_names.update(values)
+        return self._with({**self._keys(), **values})
 
     def __ror__(self, other: Any) -> Any:
         if not isinstance(other, Mapping):
             return NotImplemented
-        return self._with({**_plain(other), **self._keys()})
+        values = _plain(other)
+        self._columns.set_names.update(values)
+        return self._with({**values, **self._keys()})
 
     def __ior__(self, other: Any) -> LazyRow:
-        self._own().update(_plain(other))
+        values = _plain(other)
+        self._own().update(values)
+        self._columns.set_names.update(values)
         return self
 
     # -- what the function did ---------------------------------------------------
@@ -207,8 +219,11 @@ def returned_columns(rows: Sequence[Any], results: Sequence[Any]) -> dict[str, l
         return None
     columns: dict[str, list[Any]] = {}
     for name in keys:
-        if any(data[name] is not _UNREAD for data in own):
-            columns[name] = [row[name] for row in results]
+        if name in batch.set_names:
+            values = list(map(operator.itemgetter(name), own)) if len(own) == len(results) else []
+            if len(values) != len(results) or any(value is _UNREAD for value in values):
+                values = [row[name] for row in results]
+            columns[name] = values
         elif name in batch.reads:
             columns[name] = batch.column(name)
     return columns
