@@ -63,6 +63,10 @@ class ShardReads:
         self.reads = union_reads(self.reads, reads)
         self.layouts.add((tuple(written), tuple(sorted(set(removed)))))
 
+    def read_all(self, names: Iterable[str]) -> bool:
+        """Whether every column of ``names`` is read already (so later reads change nothing)."""
+        return self.reads is None or self.reads.issuperset(names)
+
     def update(self, other: ShardReads) -> None:
         """Add what ``other`` saw (another range of the same shard)."""
         self.reads = union_reads(self.reads, other.reads)

@@ -125,15 +125,21 @@ class _FilterJob:
         kept: list[pa.Array] = []
         for offset in range(0, shard.num_rows, self.step):
             table = shard.read(offset, offset + self.step)
-            mask, reads = self.keep(table, first + offset)
+            mask, reads = self.keep(
+                table, first + offset, lazy=not log.read_all(table.schema.names)
+            )
             log.add(reads, (), ())
             kept.append(pc.add(pc.indices_nonzero(mask), pa.scalar(offset, pa.uint64())))
             bar.update(table.num_rows)
         positions = pa.concat_arrays(kept) if kept else pa.array([], pa.uint64())
         return positions, recorded_reads(log, shard, self.base(first), rows_kept=False)
 
-    def keep(self, table: pa.Table, offset: int) -> tuple[pa.Array, ReadSet]:
-        """The verdict of each row of ``table``, whose first row is ``offset``; what it read."""
+    def keep(self, table: pa.Table, offset: int, *, lazy: bool = True) -> tuple[pa.Array, ReadSet]:
+        """The verdict of each row of ``table``, whose first row is ``offset``; what it read.
+
+        ``lazy``: per example in the default format, `LazyRow` examples (their reads
+        observed), else plain dicts (cheaper when every column is read anyway).
+        """
         function, columns, output_format = self.function, self.columns, self.output_format
         assert function is not None
         inputs = table.select(list(columns)) if columns is not None else table
@@ -152,7 +158,7 @@ class _FilterJob:
             return _as_mask(verdict, table.num_rows, where), reads
         plain = output_format == OutputFormat()
         rows = (
-            output_format.rows(inputs)  # decodes Json, Image, Audio values
+            (output_format.function_rows if lazy else output_format.rows)(inputs)  # decoded
             if plain
             else [output_format.row(inputs.slice(i, 1)) for i in range(inputs.num_rows)]
         )

@@ -293,7 +293,9 @@ class _MapJob:
             output = function_output(returned, formatted, removed, where)
             removed = (*removed, *deleted_columns(formatted, returned))
         else:
-            rows, results = self.call.per_example(inputs, offset)
+            # Once every column is read in this shard, reads need not be seen: plain rows.
+            lazy = not self.log.read_all(inputs.schema.names)
+            rows, results = self.call.per_example(inputs, offset, lazy=lazy)
             reads = observed_reads(rows, spec.input_columns)
             output = per_example_output(rows, results, offset, removed, where)
         self.log.add(reads, output.schema.names if output is not None else (), removed)

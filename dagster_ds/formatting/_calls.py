@@ -28,9 +28,16 @@ class FunctionCall:
     fn_kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
     formatter: Formatter = field(default_factory=Formatter)
 
-    def per_example(self, batch: ArrowData, first_index: int) -> tuple[list[Any], list[Any]]:
-        """The formatted rows of ``batch`` and the function's result for each."""
-        rows = self.formatter.rows(batch)
+    def per_example(
+        self, batch: ArrowData, first_index: int, *, lazy: bool = True
+    ) -> tuple[list[Any], list[Any]]:
+        """The formatted rows of ``batch`` and the function's result for each.
+
+        ``lazy``: `LazyRow` examples in the default format (their reads observed),
+        else plain dicts (cheaper to read when every column is read anyway).
+        """
+        formatter = self.formatter
+        rows = formatter.function_rows(batch) if lazy else formatter.rows(batch)
         results = self.each(rows, first_index)
         encode_results(results, batch.schema)
         return rows, results

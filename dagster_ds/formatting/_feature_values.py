@@ -27,6 +27,7 @@ from dagster_ds.features import (
     features_to_schema_metadata,
 )
 from dagster_ds.formatting._lazy import LazyBatch
+from dagster_ds.formatting._lazy_row import LazyRow
 
 _DO_NOT_FIT = (FeatureError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError)
 
@@ -68,6 +69,8 @@ def encode_results(results: list[Any], schema: pa.Schema) -> None:
         if isinstance(result, MutableMapping):
             row: MutableMapping[str, Any] = result  # pyright: ignore[reportUnknownVariableType]
             for name, feature in features.items():
+                if isinstance(row, LazyRow) and not row.was_read_or_set(name):
+                    continue  # still the input's own value
                 if name in row and not isinstance(row[name], StoredValue):
                     row[name] = StoredValue(feature, row[name])
 

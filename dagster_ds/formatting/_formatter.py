@@ -15,6 +15,7 @@ import pyarrow as pa
 from dagster_ds.errors import UnknownFormatError
 from dagster_ds.features import column_decoders
 from dagster_ds.formatting._lazy import LazyBatch
+from dagster_ds.formatting._lazy_row import lazy_rows
 
 ArrowData: TypeAlias = pa.Table | pa.RecordBatch
 """A table (map-style datasets) or a record batch (streams): formatters take both."""
@@ -158,6 +159,17 @@ class Formatter:
         if self.is_plain and len(set(data.schema.names)) == data.num_columns:
             return LazyBatch(data)
         return self.batch(data)
+
+    def function_rows(self, data: ArrowData) -> list[Any]:
+        """The examples a per-example map or filter function gets: lazy in the default format.
+
+        As the anchor, a function given the default (python) format gets `LazyRow`
+        examples, whose columns become Python values when read; any other format gets
+        `rows`.
+        """
+        if self.is_plain and len(set(data.schema.names)) == data.num_columns:
+            return lazy_rows(data)
+        return self.rows(data)
 
     def rows(self, data: ArrowData) -> list[Any]:
         """Every row of ``data`` in this format (a dict, or a 1-row table or DataFrame)."""

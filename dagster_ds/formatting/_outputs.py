@@ -22,6 +22,7 @@ from dagster_ds.features import Features, concat_batches
 from dagster_ds.formatting._calls import returned_input
 from dagster_ds.formatting._feature_values import is_stored, stored_array, with_media_features
 from dagster_ds.formatting._lazy import LazyBatch
+from dagster_ds.formatting._lazy_row import LazyRow, returned_columns
 
 
 def rows_to_batch(
@@ -328,8 +329,15 @@ def per_example_output(
     """The outputs of a per-example function: dicts, or 1-row tables in table formats.
 
     As the anchor, a function that returned its (changed) input rows does not bring
-    back the columns in ``remove_columns``.
+    back the columns in ``remove_columns``; returned `LazyRow` inputs give only the
+    columns read or set (`returned_columns`), any other `LazyRow` all its values.
     """
+    changed = returned_columns(rows, results)
+    if changed is not None:
+        output = _as_batch(changed, first_index, len(results)) if changed else None
+        return _without(output, remove_columns)
+    if LazyRow in set(map(type, results)):
+        results = [dict(r.items()) if isinstance(r, LazyRow) else r for r in results]
     if results and all(_is_table(result) for result in results):
         pieces = [batch_output(result, where) for result in results]
         output = concat_batches([piece for piece in pieces if piece is not None])

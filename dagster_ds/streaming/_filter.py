@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from dagster_ds.features import SchemaMemo
-from dagster_ds.formatting import EXAMPLES_PER_CALL, FunctionCall
+from dagster_ds.formatting import (
+    EXAMPLES_PER_CALL,
+    FunctionCall,
+    ReadSet,
+    observed_reads,
+    union_reads,
+)
 from dagster_ds.streaming._arrow import as_mask, bool_array
 from dagster_ds.streaming._cursor import Cursor
-from dagster_ds.streaming._node import Batch, Rows, State, UnaryNode, arrow_of, field
+from dagster_ds.streaming._node import Batch, Rows, State, UnaryNode, arrow_of
+from dagster_ds.streaming._node import field as state_field
+from dagster_ds.streaming._reads import ObservedReads
 from dagster_ds.streaming._rowwise import (
     function_rows,
     immutable_values,
@@ -33,6 +41,8 @@ class FilterNode(UnaryNode):
     call: FunctionCall | None = None
     batched: bool = False
     batch_size: int | None = 1000
+    #: What the function read in complete passes (for lineage).
+    observed: ObservedReads = field(default_factory=ObservedReads, compare=False)
 
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
         for batch, _, checkpoint in self._run(state, hand_on=False):
@@ -46,9 +56,10 @@ class FilterNode(UnaryNode):
     ) -> Iterator[tuple[Batch, Rows | None, State]]:
         call = self.call
         row_wise = call is not None and not self.batched and call.formatter.is_plain
-        position = field(state, "child", dict, "filter") if state else None
+        position = state_field(state, "child", dict, "filter") if state else None
         cursor = Cursor(self.child, position, rows=row_wise)
-        index = field(state, "index", int, "filter") if state else 0
+        index = state_field(state, "index", int, "filter") if state else 0
+        reads: ReadSet = frozenset()
         size = self.batch_size if self.batch_size is not None and self.batch_size > 0 else None
         immutable = SchemaMemo(immutable_values)
         while True:
@@ -58,14 +69,16 @@ class FilterNode(UnaryNode):
             else:
                 batch, rows = cursor.take_rows(EXAMPLES_PER_CALL)
             if batch is None:
+                self.observed.record(reads, None)
                 return
             kept: Batch
             if call is None:
                 kept = batch
             elif row_wise:
                 hand = hand_on and immutable(batch.schema)
-                given, rows = function_rows(batch, rows, hand, call)
+                given, rows = function_rows(batch, rows, hand, call, observe=True)
                 mask = list(map(bool, call.each(given, index)))
+                reads = union_reads(reads, observed_reads(given, call.input_columns))
                 if rows is not None:
                     rows = kept_rows(rows, mask)
                     kept = kept_batch(batch, mask, len(rows))
@@ -73,15 +86,19 @@ class FilterNode(UnaryNode):
                     kept = arrow_of(batch).filter(bool_array(mask))
             else:
                 source = arrow_of(batch)
-                kept, rows = source.filter(self._mask(source, index)), None
+                mask, read = self._mask(source, index)
+                kept, rows, reads = source.filter(mask), None, union_reads(reads, read)
             index += batch.num_rows
             yield kept, rows, {"child": cursor.position(), "index": index}
 
-    def _mask(self, batch: pa.RecordBatch, index: int) -> Any:
-        assert self.call is not None
+    def _mask(self, batch: pa.RecordBatch, index: int) -> tuple[Any, ReadSet]:
+        """The rows of ``batch`` (from example ``index``) to keep, and what was read."""
+        call = self.call
+        assert call is not None
         if not self.batched:
-            _, results = self.call.per_example(batch, index)
-            return bool_array([bool(result) for result in results])
-        _, result = self.call.batched(batch, index)
+            rows, results = call.per_example(batch, index)
+            verdicts = bool_array([bool(result) for result in results])
+            return verdicts, observed_reads(rows, call.input_columns)
+        formatted, result = call.batched(batch, index)
         where = f"examples {index} to {index + batch.num_rows - 1}"
-        return as_mask(result, batch.num_rows, where)
+        return as_mask(result, batch.num_rows, where), observed_reads(formatted, call.input_columns)

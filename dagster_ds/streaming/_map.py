@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -12,10 +12,13 @@ from dagster_ds.features import Features, SchemaMemo, cast_table
 from dagster_ds.formatting import (
     EXAMPLES_PER_CALL,
     FunctionCall,
+    ReadSet,
     encode_results,
     function_output,
     merge,
+    observed_reads,
     per_example_output,
+    union_reads,
     values_to_array,
 )
 from dagster_ds.streaming._arrow import TypeKeeper, cast_nulls
@@ -27,8 +30,9 @@ from dagster_ds.streaming._node import (
     State,
     UnaryNode,
     arrow_of,
-    field,
 )
+from dagster_ds.streaming._node import field as state_field
+from dagster_ds.streaming._reads import ObservedReads
 from dagster_ds.streaming._rowwise import (
     function_rows,
     immutable_values,
@@ -55,6 +59,8 @@ class MapNode(UnaryNode):
     drop_last_batch: bool = False
     remove_columns: tuple[str, ...] = ()
     features: Features | None = None
+    #: What the function read in complete passes, and the output's columns (for lineage).
+    observed: ObservedReads = field(default_factory=ObservedReads, compare=False)
 
     def batches(self, state: State | None) -> Iterator[tuple[pa.RecordBatch, State]]:
         for batch, _, checkpoint in self._run(state, hand_on=False):
@@ -71,9 +77,11 @@ class MapNode(UnaryNode):
         self, state: State | None, hand_on: bool
     ) -> Iterator[tuple[Batch, Rows | None, State]]:
         row_wise = self._row_wise
-        position = field(state, "child", dict, "map") if state else None
+        position = state_field(state, "child", dict, "map") if state else None
         cursor = Cursor(self.child, position, rows=row_wise)
-        index = field(state, "index", int, "map") if state else 0
+        index = state_field(state, "index", int, "map") if state else 0
+        reads: ReadSet = frozenset()
+        columns: list[str] | None = None
         outputs = _Outputs(self.remove_columns, self.features)
         size = self.batch_size if self.batch_size is not None and self.batch_size > 0 else None
         hand_on = hand_on and row_wise and self.features is None
@@ -84,31 +92,37 @@ class MapNode(UnaryNode):
             else:
                 batch, rows = cursor.take_rows(EXAMPLES_PER_CALL)
             if batch is None:
+                self.observed.record(reads, columns)
                 return
             short = size is not None and batch.num_rows < size
             if self.batched and self.drop_last_batch and short:
+                self.observed.record(reads, columns)
                 return
             if row_wise:
-                output, rows = self._apply_rows(batch, rows, index, hand_on, outputs)
+                output, rows, read = self._apply_rows(batch, rows, index, hand_on, outputs)
             else:
-                output, rows = outputs.typed(self._apply(arrow_of(batch), index)), None
+                merged, read = self._apply(arrow_of(batch), index)
+                output, rows = outputs.typed(merged), None
+            reads, columns = union_reads(reads, read), output.schema.names
             index += batch.num_rows
             yield output, rows, {"child": cursor.position(), "index": index}
 
     def _apply_rows(
         self, batch: Batch, rows: Rows | None, index: int, hand_on: bool, outputs: _Outputs
-    ) -> tuple[Batch, Rows | None]:
-        """`_apply` per example on Python rows: the output, and the rows handed on."""
+    ) -> tuple[Batch, Rows | None, ReadSet]:
+        """`_apply` per example on Python rows: the output, the rows handed on, the reads."""
         assert self.call is not None
         given, kept = function_rows(batch, rows, hand_on, self.call)
         results = self.call.each(given, index)
+        read = observed_reads(given, self.call.input_columns)
         if kept is not None and outputs.immutable(batch.schema):  # no decoded input column
             columns = typed_columns(given, results, self.remove_columns)
             if columns is not None:
                 lazy = outputs.lazy(batch, columns)
                 if lazy is not None:
                     new_columns = {name: values for name, (values, _) in columns.items()}
-                    return lazy, outputs.rows(kept, batch, lazy.schema, new_columns, results)
+                    rows = outputs.rows(kept, batch, lazy.schema, new_columns, results)
+                    return lazy, rows, read
         source = arrow_of(batch)
         encode_results(results, source.schema)  # decoded values it returns, stored again
         where = f"examples {index} to {index + batch.num_rows - 1}"
@@ -117,26 +131,30 @@ class MapNode(UnaryNode):
         assert isinstance(merged, pa.RecordBatch)
         merged = outputs.typed(merged)
         if kept is None or merged.num_rows != len(kept):
-            return merged, None
+            return merged, None, read
         returned = output.schema.names if output is not None else []
         new_columns: dict[str, list[Any]] = {
             name: merged.column(name).to_pylist() for name in returned
         }
-        return merged, outputs.rows(kept, batch, merged.schema, new_columns)
+        return merged, outputs.rows(kept, batch, merged.schema, new_columns), read
 
-    def _apply(self, batch: pa.RecordBatch, index: int) -> pa.RecordBatch:
+    def _apply(self, batch: pa.RecordBatch, index: int) -> tuple[pa.RecordBatch, ReadSet]:
+        """The output of the rows ``batch`` (from example ``index``), and what was read."""
         where = f"examples {index} to {index + batch.num_rows - 1}"
+        read: ReadSet = frozenset()
         if self.call is None:
             output = None
         elif self.batched:
             formatted, result = self.call.batched(batch, index)
+            read = observed_reads(formatted, self.call.input_columns)
             output = function_output(result, formatted, self.remove_columns, where)
         else:
             rows, results = self.call.per_example(batch, index)
+            read = observed_reads(rows, self.call.input_columns)
             output = per_example_output(rows, results, index, self.remove_columns, where)
         merged = merge(batch, output, self.remove_columns, where)
         assert isinstance(merged, pa.RecordBatch)
-        return merged
+        return merged, read
 
     @property
     def schema(self) -> pa.Schema | None:

@@ -115,11 +115,13 @@ class RowOperators(StreamBase):
         }
         parent = self
 
-        def sources() -> dict[str, tuple[str, ...]] | None:  # the outputs known by features=
+        def sources() -> dict[str, tuple[str, ...]] | None:
+            # The outputs known by features=, else by a complete pass; what it read there.
             names = parent.column_names
-            if features is None or names is None:
+            outputs = list(features) if features is not None else node.observed.columns
+            if outputs is None or names is None:
                 return None
-            return map_column_sources(names, list(features), inputs, removed)
+            return map_column_sources(names, outputs, node.observed.reads_or(inputs), removed)
 
         return self._derive(node, "map", args, features=features, columns=sources)
 
@@ -170,9 +172,10 @@ class RowOperators(StreamBase):
         }
         parent = self
 
-        def sources() -> dict[str, tuple[str, ...]] | None:
+        def sources() -> dict[str, tuple[str, ...]] | None:  # what it read in a complete pass
             names = parent.column_names
-            return filter_column_sources(names, inputs) if names is not None else None
+            reads = node.observed.reads_or(inputs)
+            return filter_column_sources(names, reads) if names is not None else None
 
         return self._derive(node, "filter", args, columns=sources)
 

@@ -68,16 +68,19 @@ def _immutable_type(arrow_type: pa.DataType) -> bool:
 
 
 def function_rows(
-    batch: Batch, rows: Rows | None, hand_on: bool, call: FunctionCall
+    batch: Batch, rows: Rows | None, hand_on: bool, call: FunctionCall, *, observe: bool = False
 ) -> tuple[Rows, Rows | None]:
     """The rows to pass to the function, and the rows to hand on (None: hand on none).
 
     ``rows`` are the batch's rows if the child made them, else the call's formatter
     makes them (decoded values). Without ``hand_on`` the function gets them
-    themselves, as a fresh conversion.
+    themselves, as a fresh conversion; with ``observe`` (a filter's, whose rows are
+    not its output) as `LazyRow` examples, whose reads are seen.
     """
     if rows is None:
-        rows = call.formatter.rows(arrow_of(batch))
+        data = arrow_of(batch)
+        lazy = observe and not hand_on
+        rows = call.formatter.function_rows(data) if lazy else call.formatter.rows(data)
     if not hand_on:
         return rows, None
     if call.input_columns is not None:  # the function gets immutable values, not the dicts

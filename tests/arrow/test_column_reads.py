@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from typing import Any
 
 import pyarrow as pa
 from hypothesis import given, settings
@@ -30,11 +31,35 @@ def test_a_map_records_the_columns_it_read_and_wrote() -> None:
     assert isinstance(recorded["column_key"], str)
 
 
-def test_a_per_example_map_records_every_column() -> None:
+def test_a_per_example_map_records_the_columns_its_examples_read() -> None:
+    dataset = Dataset.from_dict({"text": ["ab", "c"], "label": [0, 1], "flag": [False, True]})
+
+    def some(example: dict[str, Any]) -> dict[str, Any]:  # label, read by one example only
+        return {"n": len(example["text"]) + (example["label"] if example["flag"] else 0)}
+
+    recorded = _entry(dataset.map(some))
+    assert recorded["column_reads"] == ["flag", "label", "text"]
+    assert recorded["written"] == ["n"]
+    assert isinstance(recorded["column_key"], str)
+    names_only = _entry(dataset.map(lambda x: {"n": len(x), "has": "label" in x, "t": x["text"]}))
+    assert names_only["column_reads"] == ["text"]
+
+
+def test_a_per_example_map_that_reads_every_value_records_every_column() -> None:
     dataset = Dataset.from_dict({"text": ["ab", "c"], "label": [0, 1]})
-    recorded = _entry(dataset.map(lambda example: {"n": len(example["text"])}))
-    assert recorded["column_reads"] is None
-    assert recorded["column_key"] is None
+    for function in (
+        lambda x: {"n": len(dict(x)["text"])},
+        lambda x: {"n": len({**x}["text"])},
+        lambda x: {"n": len(list(x.values()))},
+        lambda x: {"n": len(repr(x))},
+    ):
+        assert _entry(dataset.map(function))["column_reads"] == ["label", "text"]
+
+
+def test_a_per_example_filter_records_the_columns_its_examples_read() -> None:
+    dataset = Dataset.from_dict({"text": ["ab", "c"], "label": [0, 1]})
+    recorded = _entry(dataset.filter(lambda example: len(example["text"]) > 1))
+    assert recorded["column_reads"] == ["text"]
 
 
 def test_batches_writing_different_columns_are_not_reused_by_their_reads() -> None:

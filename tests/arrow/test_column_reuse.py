@@ -81,6 +81,23 @@ def per_example(example):
     note("per_example", 1)
     return {"n_chars": len(example["text"])}
 
+def example_flagged(example):  # reads text only in the rows flagged
+    note("example_flagged", 1)
+    return {"shout": example["text"].upper() if example["flag"] else ""}
+
+def example_in_place(example):  # returns its example with one column read and one set
+    note("example_in_place", 1)
+    example["n_chars"] = len(example["text"])
+    return example
+
+def example_dict(example):
+    note("example_dict", 1)
+    return {"n_chars": len(dict(example)["text"])}
+
+def example_short(example):
+    note("example_short", 1)
+    return len(example["text"]) < 6
+
 def chosen(steps):
     ds = load_dataset(
         "parquet", data_files=sorted(str(p) for p in DATA.glob("*.parquet")),
@@ -91,12 +108,14 @@ def chosen(steps):
         if fmt:
             ds = ds.with_format(fmt[0])
         if kind == "map":
-            ds = ds.map(globals()[name], batched=name != "per_example", batch_size=5)
+            batched = not name.startswith(("per_example", "example_"))
+            ds = ds.map(globals()[name], batched=batched, batch_size=5)
         elif kind == "cols":
             ds = ds.map(lambda text: {"n_chars": [len(t) for t in text]}, batched=True,
                         input_columns=["text"])
         else:
-            ds = ds.filter(globals()[name], batched=True, batch_size=5)
+            batched = not name.startswith("example_")
+            ds = ds.filter(globals()[name], batched=batched, batch_size=5)
         ds = ds.with_format(None)
     return ds
 """
@@ -202,6 +221,45 @@ def test_a_data_dependent_read_is_followed_shard_by_shard(
     assert rows == pipeline.cold()
 
 
+def test_a_label_correction_does_not_rerun_per_example_functions_that_read_only_text(
+    run_python: RunPython, tmp_path: Path
+) -> None:
+    steps = "map:per_example,map:example_in_place,filter:example_short,map:example_flagged"
+    pipeline = _Pipeline(run_python, tmp_path, steps)
+    _write_files(pipeline.data)
+    _, calls = pipeline.run()
+    assert calls == {
+        "per_example": 60, "example_in_place": 60, "example_short": 60, "example_flagged": 60
+    }  # fmt: skip
+
+    _write_files(pipeline.data, {"file": 1, "column": "label", "rows": {0: 1, 7: 0}})
+    rows, calls = pipeline.run()
+    assert calls == {}
+    assert rows == pipeline.cold()
+    assert [row["label"] for row in rows if row["text"] == "t1-0"] == [1]  # the new labels
+
+
+@pytest.mark.parametrize(
+    ("edit", "reruns"),
+    [
+        pytest.param({"file": 0, "column": "text", "rows": {4: "x"}}, 0, id="text-unflagged"),
+        pytest.param({"file": 1, "column": "text", "rows": {12: "x"}}, 20, id="text-flagged"),
+        pytest.param({"file": 2, "column": "flag", "rows": {0: True}}, 20, id="flag"),
+    ],
+)
+def test_a_data_dependent_read_of_a_per_example_map_is_followed_shard_by_shard(
+    run_python: RunPython, tmp_path: Path, edit: dict[str, Any], reruns: int
+) -> None:
+    pipeline = _Pipeline(run_python, tmp_path, "map:example_flagged")
+    _write_files(pipeline.data)
+    assert pipeline.run()[1] == {"example_flagged": 60}
+
+    _write_files(pipeline.data, edit)
+    rows, calls = pipeline.run()
+    assert calls["example_flagged"] == reruns
+    assert rows == pipeline.cold()
+
+
 def test_a_function_that_returns_its_batch_rebuilds_only_what_it_read_or_set(
     run_python: RunPython, tmp_path: Path
 ) -> None:
@@ -218,7 +276,7 @@ def test_a_function_that_returns_its_batch_rebuilds_only_what_it_read_or_set(
 READS_EVERYTHING = (
     "map:as_dict",
     "map:items",
-    "map:per_example",
+    "map:example_dict",
     "map:columnar:numpy",
     "map:columnar:pandas",
     "map:columnar:arrow",

@@ -1,0 +1,246 @@
+# pyarrow is loosely typed: this module reads its columns.
+# pyright: reportUnknownMemberType=false, reportUnknownArgumentType=false
+# pyright: reportUnknownVariableType=false
+"""The example a per-example function gets in the default format: values made Python on first read.
+
+As the anchor's ``LazyRow``, the example is a mutable mapping of column names to
+values, but a column of the batch the rows come from is converted from Arrow (and
+its `Json`/`Image`/`Audio` values decoded) only when some row reads it, for every
+row at once (`RowColumns`): a column no row reads is never converted.
+
+The rows of a batch record together which input columns were read
+(`read_columns`), as `LazyBatch` does: a value read records a column, a name
+lookup (``in``, ``keys()``, ``len``) does not. Anything that reads every value
+(``items()``, ``values()``, ``dict(row)``, ``{**row}``, ``==``, ``repr``,
+pickling) reads, and so records, every column.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from dagster_ds.features import column_decoders
+from dagster_ds.formatting._lazy import _UNREAD  # pyright: ignore[reportPrivateUsage]
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+class RowColumns:
+    """The columns of one Arrow batch as Python lists, each converted when a row first reads it."""
+
+    __slots__ = ("_decoders", "_table", "lists", "names", "reads", "set_names")
+
+    def __init__(self, table: pa.Table | pa.RecordBatch) -> None:
+        self._table = table
+        self._decoders = column_decoders(table.schema)
+        #: The columns converted so far, by name.
+        self.lists: dict[str, list[Any]] = {}
+        #: The rows' keys, in column order (a row's own once it is changed).
+        self.names: dict[str, Any] = dict.fromkeys(table.schema.names, _UNREAD)
+        self.reads: set[str] = set()
+        #: The keys set in some row (possibly deleted since).
+        self.set_names: set[str] = set()
+
+    def column(self, name: str) -> list[Any]:
+        """Column ``name``'s values (decoded), converted on first use and recorded as read."""
+        values = self.lists.get(name)
+        if values is None:
+            if name not in self.names:
+                raise KeyError(name)
+            self.reads.add(name)
+            values = self._table.column(name).to_pylist()
+            decoder = self._decoders.get(name)
+            if decoder is not None:
+                values = decoder(values)
+            self.lists[name] = values
+        return values
+
+
+class LazyRow(MutableMapping[str, Any]):
+    """One example of an Arrow batch, its values converted when first read (`lazy_rows`).
+
+    It behaves as the dict the eager conversion gives (keys in column order, ``in``,
+    ``len``, ``get``, ``copy``, ``==`` with a dict, ``dict(row)``, ``{**row}``,
+    ``row | other``, ``repr``, pickled as a dict). Until it is changed, a row holds
+    no dict of its own (its batch's `RowColumns` has the values): one object per
+    row, as the eager conversion makes.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> row = lazy_rows(pa.table({"a": [1, 2], "b": ["x", "y"]}))[1]
+        >>> row["a"], "b" in row, read_columns([row])
+        (2, True, frozenset({'a'}))
+    """
+
+    __slots__ = ("_columns", "_data", "_index", "_lists")
+
+    _columns: RowColumns
+    _lists: dict[str, list[Any]]  # its batch's columns converted so far
+    _index: int
+    #: None until the row is changed: then its keys and values (`_UNREAD`: not read yet).
+    _data: dict[str, Any] | None
+
+    def __getitem__(self, key: str) -> Any:
+        data = self._data
+        if data is None:
+            values = self._lists.get(key)
+            if values is None:
+                values = self._columns.column(key)
+            return values[self._index]
+        value = data[key]
+        if value is _UNREAD:
+            value = data[key] = self._columns.column(key)[self._index]
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        data = self._data
+        if data is None:
+            data = self._data = self._columns.names.copy()
+        data[key] = value
+        self._columns.set_names.add(key)
+
+    def __delitem__(self, key: str) -> None:
+        del self._own()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys()
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def clear(self) -> None:
+        """Remove every column (none is read)."""
+        self._data = {}
+
+    def copy(self) -> LazyRow:
+        """A shallow copy: the same values, the columns not read yet still unread."""
+        return self._with(self._data.copy() if self._data is not None else None)
+
+    __copy__ = copy
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self.items()),))  # pickled and deep-copied as the plain dict
+
+    def __or__(self, other: Any) -> Any:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        values = _plain(other)
+        self._columns.set_names.update(values)
+        return self._with({**self._keys(), **values})
+
+    def __ror__(self, other: Any) -> Any:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        values = _plain(other)
+        self._columns.set_names.update(values)
+        return self._with({**values, **self._keys()})
+
+    def __ior__(self, other: Any) -> LazyRow:
+        values = _plain(other)
+        self._own().update(values)
+        self._columns.set_names.update(values)
+        return self
+
+    # -- what the function did ---------------------------------------------------
+
+    def was_read_or_set(self, name: str) -> bool:
+        """Whether column ``name`` was set in this row, or read in any row of its batch."""
+        if self._data is not None and self._data.get(name, _UNREAD) is not _UNREAD:
+            return True
+        return name in self._columns.reads and name in self._keys()
+
+    def changed(self) -> list[str]:
+        """The columns read (in any row of the batch) or set in this row, in the row's order."""
+        return [name for name in self._keys() if self.was_read_or_set(name)]
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _keys(self) -> dict[str, Any]:
+        """The row's keys (as a dict's): its own once changed, else its batch's columns."""
+        return self._columns.names if self._data is None else self._data
+
+    def _own(self) -> dict[str, Any]:
+        """The row's own dict, made on its first change (its values still unread)."""
+        if self._data is None:
+            self._data = self._columns.names.copy()
+        return self._data
+
+    def _with(self, data: dict[str, Any] | None) -> LazyRow:
+        twin = LazyRow.__new__(LazyRow)
+        twin._data, twin._columns, twin._index = data, self._columns, self._index
+        twin._lists = self._lists
+        return twin
+
+
+def lazy_rows(table: pa.Table | pa.RecordBatch) -> list[LazyRow]:
+    """Every row of ``table`` as a `LazyRow`, sharing its columns (converted once, when read)."""
+    columns = RowColumns(table)
+    lists = columns.lists
+    new = LazyRow.__new__
+    rows: list[LazyRow] = []
+    append = rows.append
+    for index in range(table.num_rows):
+        row = new(LazyRow)
+        row._data, row._columns, row._index, row._lists = None, columns, index, lists  # pyright: ignore[reportPrivateUsage]
+        append(row)
+    return rows
+
+
+def returned_columns(rows: Sequence[Any], results: Sequence[Any]) -> dict[str, list[Any]] | None:
+    """The output columns when every result is its own input `LazyRow`, changed in place.
+
+    The columns read (in any row) or set, as lists; the others still hold the input's
+    values, which `merge` keeps as they are (not converted, nor recorded as read).
+    None when the results are not all their input rows, or the rows' keys differ
+    (then each result is taken as a dict of all its values).
+    """
+    if (
+        not results
+        or type(results[0]) is not LazyRow
+        or len(rows) != len(results)
+        or not all(map(operator.is_, rows, results))
+    ):
+        return None
+    batch: RowColumns = results[0]._columns  # pyright: ignore[reportPrivateUsage]
+    own = [row._data for row in results if row._data is not None]  # pyright: ignore[reportPrivateUsage]
+    keys = list(own[0]) if own else list(batch.names)
+    if len(own) != len(results) and keys != list(batch.names):
+        return None
+    if any(list(data) != keys for data in own):
+        return None
+    columns: dict[str, list[Any]] = {}
+    for name in keys:
+        if name in batch.set_names:
+            values = list(map(operator.itemgetter(name), own)) if len(own) == len(results) else []
+            if len(values) != len(results) or any(value is _UNREAD for value in values):
+                values = [row[name] for row in results]
+            columns[name] = values
+        elif name in batch.reads:
+            columns[name] = batch.column(name)
+    return columns
+
+
+def read_columns(rows: list[Any]) -> frozenset[str] | None:
+    """The input columns read of lazy ``rows`` (any of them, or a copy); None: not lazy rows."""
+    if not rows:
+        return frozenset()
+    first = rows[0]
+    if not isinstance(first, LazyRow):
+        return None
+    return frozenset(first._columns.reads)  # pyright: ignore[reportPrivateUsage]
+
+
+def _plain(other: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Mapping[str, Any]:
+    """``other``'s items with every value converted (another lazy row's too)."""
+    if isinstance(other, LazyRow):
+        return dict(other.items())
+    return dict(other)
