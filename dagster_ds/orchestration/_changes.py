@@ -34,7 +34,7 @@ from typing import Any
 import dagster as dg
 
 from dagster_ds.arrow import VERSION_KIND, ShardChanges, changed_shards, version_record
-from dagster_ds.cache import CacheStore
+from dagster_ds.cache import CacheEntry, CacheStore
 from dagster_ds.fingerprint import Difference, Hasher, HashNode, explain
 from dagster_ds.orchestration.io_manager import DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value
@@ -87,12 +87,12 @@ def describe_changes(
     fingerprint: str,
     tree: HashNode,
     earlier: dg.AssetMaterialization | None,
-    parents: Mapping[str, str] | None = None,
+    parents: Mapping[str, CacheEntry] | None = None,
 ) -> list[str]:
     """What changed since ``earlier`` (the previous materialization), in words.
 
-    ``parents``: the store key of each parent's version now (`stored_version`),
-    to say which of its columns changed since the version the previous one read.
+    ``parents``: each parent's stored version now (`stored_version`), to say which
+    of its columns changed since the version the previous one read.
     """
     if earlier is None:
         return ["first materialization: nothing stored before"]
@@ -112,14 +112,16 @@ def describe_changes(
             " version's hash tree is not stored, so what changed cannot be said"
         ]
     said = explain_differences(HashNode.from_dict(old), tree)
-    return said + column_changes(store.cache, recorded_parents(record), parents or {})
+    now = {name: entry.key for name, entry in (parents or {}).items()}
+    known = {entry.key: entry.metadata for entry in (parents or {}).values()}
+    return said + column_changes(store.cache, recorded_parents(record), now, known)
 
 
-def stored_version(dataset: object) -> str | None:
-    """The store key of the stored version ``dataset`` was opened from (None: not one)."""
+def stored_version(dataset: object) -> CacheEntry | None:
+    """The stored version's entry ``dataset`` was opened from (None: not a stored version)."""
     for entry in getattr(dataset, "_mapping_entries", ())[:1]:
-        if entry.metadata_item("kind") == VERSION_KIND:
-            return str(entry.key)
+        if isinstance(entry, CacheEntry) and entry.metadata_item("kind") == VERSION_KIND:
+            return entry
     return None
 
 
@@ -131,11 +133,17 @@ def recorded_parents(record: Mapping[str, Any]) -> dict[str, str]:
     return {str(name): str(key) for name, key in found.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
-def column_changes(store: CacheStore, old: Mapping[str, str], new: Mapping[str, str]) -> list[str]:
+def column_changes(
+    store: CacheStore,
+    old: Mapping[str, str],
+    new: Mapping[str, str],
+    known: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
     """Which columns of each parent changed, and in how many shards, one sentence a parent.
 
     ``old`` and ``new``: the store keys of the parents' versions, by parameter.
     Only parents in both, with both versions' records still stored, are said.
+    ``known``: version records already read, by key (not read again).
 
     Example:
         >>> import tempfile
@@ -151,7 +159,7 @@ def column_changes(store: CacheStore, old: Mapping[str, str], new: Mapping[str, 
         before = old.get(name)
         if before is None or before == key:
             continue
-        records = version_record(store, before), version_record(store, key)
+        records = [(known or {}).get(each) or version_record(store, each) for each in (before, key)]
         if records[0] is None or records[1] is None:
             continue
         said = _shard_words(changed_shards(store, records[0], records[1]))

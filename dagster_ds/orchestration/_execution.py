@@ -19,6 +19,7 @@ from dagster_ds.arrow import (
     column_reuse_off,
     noting_column_reuse,
 )
+from dagster_ds.cache import CacheEntry
 from dagster_ds.errors import (
     CacheEntryDamagedError,
     DatasetAssetDefinitionError,
@@ -269,9 +270,9 @@ def _why(
     fingerprint: str,
     tree: HashNode | None,
     earlier: dg.AssetMaterialization | None,
-    versions: Mapping[str, str],
+    versions: Mapping[str, CacheEntry],
 ) -> list[str]:
-    """Why the function runs, in words (``versions``: the parents' stored versions' keys)."""
+    """Why the function runs, in words (``versions``: the parents' stored versions)."""
     if spec.code_version is None:
         return ["the function cannot be hashed, so it runs every time"]
     if store is None:
@@ -318,13 +319,13 @@ def _run(
     config: Any,
     recipe: tuple[str, HashNode | None, str | None],
     changed: list[str],
-    versions: Mapping[str, str],
+    versions: Mapping[str, CacheEntry],
 ) -> _Outcome:
     """Run the function (its transforms caching into the store); store its result.
 
     ``recipe``: the fingerprint, its hash tree, and the fingerprint materialized
     before (its version's content fingerprints are reused for shards it shares).
-    ``versions``: the store keys of the parents' versions, recorded with the result.
+    ``versions``: the parents' stored versions, whose keys are recorded with the result.
     """
     fingerprint, tree, previous = recipe
     key = context.asset_key
@@ -359,7 +360,7 @@ def _run(
             partition=partition,
             computed_since=began,
             previous=previous,
-            parents=versions,
+            parents={param: entry.key for param, entry in versions.items()},
         )
         retained = store.retain(key, context.instance, current=fingerprint, partition=partition)
         if retained is not None and retained.removed_versions:
