@@ -20,7 +20,9 @@ from dagster_ds.arrow._dataset import Dataset as Dataset
 from dagster_ds.arrow._dataset_sources import in_cache_dir as in_cache_dir
 from dagster_ds.arrow._dict import DatasetDict as DatasetDict
 from dagster_ds.arrow._dict_disk import is_saved_dataset_dict as is_saved_dataset_dict
+from dagster_ds.arrow._diff import ShardChanges as ShardChanges
 from dagster_ds.arrow._diff import VersionDiff as VersionDiff
+from dagster_ds.arrow._diff import changed_shards as changed_shards
 from dagster_ds.arrow._diff import diff_records as diff_records
 from dagster_ds.arrow._diff import diff_versions as diff_versions
 from dagster_ds.arrow._entries import TableSink as TableSink
@@ -65,6 +67,7 @@ __internal__ = [
     "Retention",
     "ReuseNote",
     "Shard",
+    "ShardChanges",
     "ShardWork",
     "StoredVersion",
     "TableSink",
@@ -73,6 +76,7 @@ __internal__ = [
     "VersionDiff",
     "adopt",
     "all_versions",
+    "changed_shards",
     "column_reuse_off",
     "concatenate_map_style",
     "dataset_of_parts",

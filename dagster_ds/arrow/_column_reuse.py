@@ -96,7 +96,16 @@ class ReuseNote:
     shards: int
 
     def sentence(self) -> str:
-        """E.g. ``'n_chars' reads only 'text': reused 1 of 1 changed shards (20 in all)``."""
+        """E.g. ``'n_chars' reads only 'text': reused 1 of 1 changed shards (20 in all)``.
+
+        With nothing reused (so no read columns known): ``'label_name' reused 0 of 1
+        changed shards by their read columns (20 in all)``.
+        """
+        if not self.reused:
+            return (
+                f"{self.function!r} reused 0 of {self.changed} changed shards by their read"
+                f" columns ({self.shards} in all)"
+            )
         reads = ", ".join(repr(name) for name in self.reads) or "no column"
         return (
             f"{self.function!r} reads only {reads}: reused {self.reused} of {self.changed} "
@@ -220,9 +229,17 @@ def reused_map_write(
                 for name in table.column_names
             ]
             sink.write(pa.Table.from_arrays(columns, schema=pa.schema(fields)), inputs)
-        return {**metadata, "reused_by_columns": old.key}
+        return {**metadata, **_written_fingerprints(old, names), "reused_by_columns": old.key}
 
     return write
+
+
+def _written_fingerprints(old: CacheEntry, names: Sequence[str]) -> dict[str, Any]:
+    """The column fingerprints ``old`` recorded of the columns ``names`` (copied as they are)."""
+    recorded = old.metadata_item("column_fingerprints")
+    if not isinstance(recorded, Mapping) or not all(name in recorded for name in names):
+        return {}
+    return {"column_fingerprints": {name: recorded[name] for name in names}}
 
 
 def reused_positions(old: CacheEntry) -> tuple[pa.Array, dict[str, Any]] | None:

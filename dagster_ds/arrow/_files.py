@@ -7,6 +7,11 @@ own (`dagster_ds.arrow._groups`); a shard's fingerprint is made of its files'.
 A split's fingerprint is made of its files' (`split_fingerprint`), the same
 streamed or not and however the files are grouped, so `dagster_ds.load` uses it
 for streams too.
+
+Each shard's entry records its columns' content fingerprints
+(``column_fingerprints``), computed as the files are first read into it: a
+later process checking which columns changed (reuse by read columns, column
+words) takes them from the entry instead of hashing the columns again.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dagster_ds.arrow._column_reads import FingerprintingSink
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._groups import (
     DEFAULT_SHARD_BYTES,
@@ -108,8 +114,9 @@ def load_split(
     def features_for(schema: pa.Schema) -> Features:
         return features if features is not None else Features.from_arrow_schema(schema)
 
-    def reader(group: Sequence[ResolvedFile]) -> Callable[[TableSink], None]:
-        def write(sink: TableSink) -> None:
+    def reader(group: Sequence[ResolvedFile]) -> Callable[[TableSink], dict[str, Any]]:
+        def write(table_sink: TableSink) -> dict[str, Any]:
+            sink = FingerprintingSink(table_sink)
             for file in group:
                 for batch in iter_batches(
                     file,
@@ -122,6 +129,7 @@ def load_split(
                     sink.write(cast_table(batch, features) if features is not None else batch)
             if sink.num_rows == 0 and features is not None:
                 sink.write(features.arrow_schema.empty_table())
+            return {"column_fingerprints": sink.digests.hexdigests()}
 
         return write
 

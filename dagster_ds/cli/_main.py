@@ -196,31 +196,43 @@ def explain_command(ctx: click.Context, old: str, new: str) -> None:
     hash tree of the transform that made them), of dataset asset versions
     (their recipe or data version), or JSON files of hash trees. For asset
     versions the changes are said as the run log says them
-    (``global 'MIN_WORDS': 8 → 10``, ``config 'factor': 1 → 2``). A
+    (``global 'MIN_WORDS': 8 → 10``, ``config 'factor': 1 → 2``), with the
+    columns of each parent that changed (``parent 'raw': column 'label'
+    changed in 1 of 20 shards``, from the stored records only). A
     fingerprint may be cut short, with or without the … we print after it.
     """
-    before, after = _tree(ctx, old), _tree(ctx, new)
+    (before, old_record), (after, new_record) = _tree(ctx, old), _tree(ctx, new)
     if before.kind == after.kind == "dataset_asset":
-        from dagster_ds.orchestration import explain_differences
+        from dagster_ds.orchestration import (
+            column_changes,
+            explain_differences,
+            recorded_parents,
+        )
 
         click.echo(f"{after.label}: {before.digest} → {after.digest}")
-        for line in explain_differences(before, after):
+        lines = explain_differences(before, after)
+        if old_record and new_record:
+            store = CacheStore(use_store(ctx).root)
+            old_parents, new_parents = recorded_parents(old_record), recorded_parents(new_record)
+            lines += column_changes(store, old_parents, new_parents)
+        for line in lines:
             click.echo(f"  - {line}")
         return
     click.echo(str(explain(before, after)))
 
 
-def _tree(ctx: click.Context, reference: str) -> HashNode:
+def _tree(ctx: click.Context, reference: str) -> tuple[HashNode, dict[str, Any]]:
+    """The hash tree ``reference`` names, and its stored record ({} for a JSON file)."""
     path = Path(reference)
     if path.is_file():
-        return HashNode.from_dict(json.loads(path.read_text()))
+        return HashNode.from_dict(json.loads(path.read_text())), {}
     metadata = _resolve(reference, use_store(ctx))
     tree = metadata.get("hash_tree")
     if not isinstance(tree, dict):
         raise click.BadParameter(
             f"the stored result {reference!r} records no hash tree (a random fingerprint)."
         )
-    return HashNode.from_dict(tree)
+    return HashNode.from_dict(tree), metadata
 
 
 def _resolve(reference: str, choice: StoreChoice) -> dict[str, Any]:

@@ -27,7 +27,9 @@ import dagster as dg
 from dagster_ds import __version__
 
 # Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.orchestration._changes import column_changes as column_changes
 from dagster_ds.orchestration._changes import explain_differences as explain_differences
+from dagster_ds.orchestration._changes import recorded_parents as recorded_parents
 from dagster_ds.orchestration._plan import plan_refresh as plan_refresh
 from dagster_ds.orchestration._promote import plan_promotion as plan_promotion
 from dagster_ds.orchestration._promote import promote as promote
@@ -100,6 +102,7 @@ __all__ = [
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "column_changes",
     "explain_differences",
     "find_rollback",
     "hub_of_description",
@@ -108,5 +111,6 @@ __internal__ = [
     "plan_refresh",
     "promote",
     "record_rollback",
+    "recorded_parents",
     "republish_rollback",
 ]

@@ -19,6 +19,7 @@ from dagster_ds.arrow import (
     column_reuse_off,
     noting_column_reuse,
 )
+from dagster_ds.cache import CacheEntry
 from dagster_ds.errors import (
     CacheEntryDamagedError,
     DatasetAssetDefinitionError,
@@ -27,7 +28,12 @@ from dagster_ds.errors import (
 )
 from dagster_ds.fingerprint import ASSET_STEP, HashNode
 from dagster_ds.orchestration._audit import Audit, audit_candidate
-from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
+from dagster_ds.orchestration._changes import (
+    NOTHING_CHANGED,
+    describe_changes,
+    recipe_tree,
+    stored_version,
+)
 from dagster_ds.orchestration._column_lineage import AssetColumns
 from dagster_ds.orchestration._column_words import say_column_reuse
 from dagster_ds.orchestration._diff_summary import with_diff_summary
@@ -170,6 +176,9 @@ def _outcome(
 ) -> _Outcome:
     """Skip (the recipe is stored) or run the asset's function."""
     parents, config_values, hidden, partition = recipe
+    versions = {
+        param: key for param in parents if (key := stored_version(inputs[param])) is not None
+    }
     began = datetime.datetime.now(datetime.UTC)
     earlier = latest_materialization(context.instance, context.asset_key, partition)
     previous = recorded_value(earlier.metadata, Key.RECIPE) if earlier is not None else None
@@ -195,9 +204,16 @@ def _outcome(
             if spec.code_version is not None
             else None
         )
-        changed = _why(spec, store, context.asset_key, fingerprint, tree, earlier)
+        changed = _why(spec, store, context.asset_key, fingerprint, tree, earlier, versions)
         outcome = _run(
-            spec, context, store, dict(inputs), config, (fingerprint, tree, previous), changed
+            spec,
+            context,
+            store,
+            dict(inputs),
+            config,
+            (fingerprint, tree, previous),
+            changed,
+            versions,
         )
     if store is None:
         return outcome
@@ -254,14 +270,15 @@ def _why(
     fingerprint: str,
     tree: HashNode | None,
     earlier: dg.AssetMaterialization | None,
+    versions: Mapping[str, CacheEntry],
 ) -> list[str]:
-    """Why the function runs, in words."""
+    """Why the function runs, in words (``versions``: the parents' stored versions)."""
     if spec.code_version is None:
         return ["the function cannot be hashed, so it runs every time"]
     if store is None:
         return [f"not stored: the IO manager {spec.io_manager_key!r} is not a DatasetIOManager"]
     assert tree is not None
-    return describe_changes(store, key, fingerprint, tree, earlier)
+    return describe_changes(store, key, fingerprint, tree, earlier, versions)
 
 
 def _reuse(
@@ -302,11 +319,13 @@ def _run(
     config: Any,
     recipe: tuple[str, HashNode | None, str | None],
     changed: list[str],
+    versions: Mapping[str, CacheEntry],
 ) -> _Outcome:
     """Run the function (its transforms caching into the store); store its result.
 
     ``recipe``: the fingerprint, its hash tree, and the fingerprint materialized
     before (its version's content fingerprints are reused for shards it shares).
+    ``versions``: the parents' stored versions, whose keys are recorded with the result.
     """
     fingerprint, tree, previous = recipe
     key = context.asset_key
@@ -341,6 +360,7 @@ def _run(
             partition=partition,
             computed_since=began,
             previous=previous,
+            parents={param: entry.key for param, entry in versions.items()},
         )
         retained = store.retain(key, context.instance, current=fingerprint, partition=partition)
         if retained is not None and retained.removed_versions:

@@ -247,6 +247,7 @@ class DatasetStore(dg.IOManager):
         partition: str | None = None,
         computed_since: datetime.datetime | None = None,
         previous: str | None = None,
+        parents: Mapping[str, str] | None = None,
     ) -> StoredDataset:
         """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
@@ -256,7 +257,9 @@ class DatasetStore(dg.IOManager):
         ``computed_since``: when its transforms started, so that ``bytes_written``
         counts what they stored (else only what this call copies); ``previous``: the
         fingerprint of the asset's version before, whose shards' content fingerprints
-        are reused (an append hashes only the new shards).
+        are reused (an append hashes only the new shards); ``parents``: the store keys
+        of the parent versions it was computed from, by parameter (to say later which
+        of their columns changed).
         """
         key = self.version_key(asset_key, dataset.fingerprint)
         stream = isinstance(dataset, IterableDataset)
@@ -273,6 +276,7 @@ class DatasetStore(dg.IOManager):
                 "asset": asset_key.to_user_string(),
                 STREAM_FLAG: stream,
                 "hash_tree": hash_tree.to_dict() if hash_tree is not None else None,
+                "parent_versions": dict(parents or {}),
                 **({"partition": partition} if partition is not None else {}),
             },
             written_since=computed_since,

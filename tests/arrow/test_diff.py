@@ -14,8 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dagster_ds import Dataset, load_dataset
-from dagster_ds.arrow import diff_versions, store_version
-from dagster_ds.cache import CacheStore
+from dagster_ds.arrow import (
+    ShardChanges,
+    changed_shards,
+    diff_versions,
+    store_version,
+    version_record,
+)
+from dagster_ds.cache import CacheStore, cache_root
 from dagster_ds.errors import ColumnNotFoundError, DatasetReleasedError, InvalidArgumentError
 
 Row = tuple[Any, ...]
@@ -193,6 +199,21 @@ def test_shards_equal_in_both_versions_are_not_read(tmp_path: Path) -> None:
     assert found.shards_read == (1, 1)
     assert found.rows_hashed == 20
     assert found.samples["added"] == [{"id": 73, "word": "changed", "score": 1.0}]
+
+
+def test_changed_shards_names_the_changed_columns_from_the_records_alone(tmp_path: Path) -> None:
+    store = CacheStore(str(tmp_path))
+    shards = [[(i * 10 + j, "w", 1.0) for j in range(10)] for i in range(4)]
+    edited = [list(rows) for rows in shards]
+    edited[2][3] = (23, "changed", 1.0)
+    with cache_root(store.root):  # loaded into the store: its entries record column fingerprints
+        old, new = _stored(store, "a", shards), _stored(store, "b", edited)
+    records = [version_record(store, key) or {} for key in (old, new)]
+    for record in records:  # proof that no row is read: reading one now would fail
+        for reference in record["shards"]:
+            _damage_data_files(store, reference["table"])
+    found = changed_shards(store, records[0], records[1])
+    assert found == ShardChanges(shards=4, changed=1, columns={"word": 1}, unrecorded=0)
 
 
 def test_versions_with_different_schemas_compare_the_columns_they_share(tmp_path: Path) -> None:

@@ -207,3 +207,72 @@ def test_num_proc_over_grouped_files_gives_the_rows_of_one_process(tmp_path: Pat
     assert two.filter(lambda row: row["words"] > 6, num_proc=2).to_list() == [
         row for row in one.to_list() if row["words"] > 6
     ]
+
+
+# Loads three Parquet files (and maps n_chars over them with "map" in argv), then prints the
+# rows whose columns were hashed for column fingerprints (each column's rows counted) and the
+# rows the map function was called on. sys.setprofile only observes the calls.
+HASHING = """
+import json, sys, threading
+from pathlib import Path
+
+from dagster_ds import load_dataset
+from dagster_ds.fingerprint._arrow import _ColumnStreams
+
+FEED = _ColumnStreams.feed.__code__
+hashed = [0]
+mapped = [0]
+
+def observe(frame, event, arg):
+    if event == "call" and frame.f_code is FEED and frame.f_back.f_code is not FEED:
+        hashed[0] += len(frame.f_locals["column"])
+
+def n_chars(batch):
+    mapped[0] += len(batch["text"])
+    return {"n_chars": [len(text) for text in batch["text"]]}
+
+sys.setprofile(observe)
+threading.setprofile(observe)
+files = sorted(str(path) for path in Path(sys.argv[1]).glob("*.parquet"))
+dataset = load_dataset("parquet", data_files=files, split="train", shard_bytes=0)
+if "map" in sys.argv:
+    dataset = dataset.map(n_chars, batched=True)
+sys.setprofile(None)
+threading.setprofile(None)
+print(json.dumps([hashed[0], mapped[0]]))
+"""
+
+
+def test_a_new_process_hashes_only_the_edited_files_columns(
+    run_python: RunPython, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for index in range(3):
+        rows = range(20)
+        table = pa.table({"text": [f"t{index}-{row}" for row in rows], "label": [0] * 20})
+        pq.write_table(table, data / f"part-{index}.parquet")
+    env = {"DAGSTER_DS_CACHE": str(tmp_path / "cache")}
+    script = tmp_path / "hashing.py"
+    script.write_text(HASHING)
+
+    def run(*args: str) -> list[int]:
+        """[rows hashed (per column), rows mapped] in a new process."""
+        return json.loads(
+            run_python(
+                f"import runpy, sys; sys.argv = ['x', {str(data)!r}, *{list(args)!r}];"
+                f" runpy.run_path({str(script)!r}, run_name='__main__')",
+                env=env,
+            )
+        )
+
+    assert run("map")[1] == 60
+    edited = pa.table({"text": [f"t1-{row}" for row in range(20)], "label": [1] * 20})
+    pq.write_table(edited, data / "part-1.parquet")
+    # Loading reads the edited file only, and fingerprints its two columns as it stores them.
+    assert run() == [2 * 20, 0]
+    # A new process reusing the map by its read column (text) hashes no column again.
+    assert run("map") == [0, 0]

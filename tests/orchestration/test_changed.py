@@ -99,8 +99,11 @@ def test_a_config_change_and_a_new_parent_version_are_said_in_words(
     assert _changed(instance, "scaled") == "first materialization: nothing stored before"
     result = _materialize(assets, instance, storage, config(2))
     assert _changed(instance, "scaled") == "config 'factor': 1 → 2"
-    assert _changed(instance, "total") == "parent 'scaled': new data version" + _arrow(
-        instance, "scaled"
+    # The parent's new data version, and (from the two versions' records) which column.
+    assert _changed(instance, "total") == (
+        "parent 'scaled': new data version"
+        + _arrow(instance, "scaled")
+        + "; parent 'scaled': column 'n' changed in 1 of 1 shards"
     )
     messages = _messages(instance, result.run_id)
     assert "Ran scaled because config 'factor': 1 → 2." in messages

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from click.testing import CliRunner
 
 from dagster_ds import Dataset, load_dataset
+from dagster_ds.cli import main
 from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
 from tests.orchestration._chain import record
 from tests.orchestration.conftest import latest, write_jsonl
@@ -105,3 +107,75 @@ def test_a_label_correction_reruns_the_label_asset_only_on_its_shard(
     assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in str(
         metadata["dagster_ds/changed"].value
     )
+
+
+def test_a_label_correction_is_said_by_column_in_the_run_and_in_hash_explain(
+    tmp_path: Path, instance: dg.DagsterInstance
+) -> None:
+    folder = tmp_path / "data"
+    for index in range(3):
+        rows = [{"text": f"t{index}-{i}", "label": i % 2} for i in range(5)]
+        write_jsonl(folder / f"part-{index}.jsonl", rows)
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    storage = tmp_path / "storage"
+
+    @dataset_asset(fingerprint_inputs=files)
+    def raw() -> Dataset:
+        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
+
+    @dataset_asset
+    def lengths(raw: Dataset) -> Dataset:
+        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+            return {"n_chars": [len(text) for text in batch["text"]]}
+
+        return raw.map(n_chars, batched=True)
+
+    @dataset_asset
+    def named(lengths: Dataset) -> Dataset:
+        def label_name(batch: dict[str, list[Any]]) -> dict[str, list[str]]:
+            return {"name": ["pos" if label else "neg" for label in batch["label"]]}
+
+        return lengths.map(label_name, batched=True)
+
+    def materialize() -> str:
+        """The run's id."""
+        result = dg.materialize(
+            [raw, lengths, named],
+            instance=instance,
+            resources={"io_manager": DatasetIOManager(base_dir=str(storage))},
+        )
+        assert result.success
+        return result.run_id
+
+    materialize()
+    first = str(latest(instance, "lengths").metadata["dagster_ds/recipe"].value)
+    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    run_id = materialize()
+
+    said = "parent 'raw': column 'label' changed in 1 of 3 shards"
+    changed = str(latest(instance, "lengths").metadata["dagster_ds/changed"].value)
+    reused = "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)"
+    assert said in changed
+    assert reused in changed
+    assert changed.index(said) < changed.index(reused)
+    # Downstream, the label column kept by the map is said changed too.
+    named_changed = str(latest(instance, "named").metadata["dagster_ds/changed"].value)
+    assert "parent 'lengths': column 'label' changed in 1 of 3 shards" in named_changed
+    # label_name reads the changed column: nothing reused, and no read set is claimed.
+    assert "'label_name' reused 0 of 1 changed shards by their read columns (3 in all)" in (
+        named_changed
+    )
+    logs = [
+        entry.user_message
+        for entry in instance.all_logs(run_id)
+        if entry.user_message.startswith("Ran lengths because")
+    ]
+    assert len(logs) == 1
+    assert said in logs[0]
+
+    second = str(latest(instance, "lengths").metadata["dagster_ds/recipe"].value)
+    explained = CliRunner().invoke(
+        main, ["hash", "explain", first[:12], second[:12], "--store", str(storage)]
+    )
+    assert explained.exit_code == 0, explained.output
+    assert f"  - {said}" in explained.stdout.splitlines()
