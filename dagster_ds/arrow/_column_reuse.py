@@ -96,16 +96,7 @@ class ReuseNote:
     shards: int
 
     def sentence(self) -> str:
-        """E.g. ``'n_chars' reads only 'text': reused 1 of 1 changed shards (20 in all)``.
-
-        With nothing reused (so no read columns known): ``'label_name' reused 0 of 1
-        changed shards by their read columns (20 in all)``.
-        """
-        if not self.reused:
-            return (
-                f"{self.function!r} reused 0 of {self.changed} changed shards by their read"
-                f" columns ({self.shards} in all)"
-            )
+        """E.g. ``'n_chars' reads only 'text': reused 1 of 1 changed shards (20 in all)``."""
         reads = ", ".join(repr(name) for name in self.reads) or "no column"
         return (
             f"{self.function!r} reads only {reads}: reused {self.reused} of {self.changed} "

@@ -27,7 +27,9 @@ def say_column_reuse(
 ) -> None:
     """Log ``notes`` and record them in ``metadata`` (count, and the ``changed_key`` text)."""
     metadata[REUSED_BY_COLUMNS] = dg.MetadataValue.int(sum(note.reused for note in notes))
-    sentences = [note.sentence() for note in notes if note.changed]
+    # A transform that reused nothing reran because what it read changed: the parents'
+    # column sentences already say so, and a sentence per such transform is noise.
+    sentences = [note.sentence() for note in notes if note.changed and note.reused]
     for sentence in sentences:
         context.log.info(sentence)
     if sentences:
