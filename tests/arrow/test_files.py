@@ -4,6 +4,7 @@ recomputes only the shards around it, and the rows are those of one shard per fi
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,41 @@ def test_num_proc_over_grouped_files_gives_the_rows_of_one_process(tmp_path: Pat
     assert two.filter(lambda row: row["words"] > 6, num_proc=2).to_list() == [
         row for row in one.to_list() if row["words"] > 6
     ]
+
+
+def test_appending_a_file_reads_only_that_file_when_its_group_was_the_last_one_stored(
+    s3_endpoint: str,
+) -> None:
+    # The files before it in its group are the last group stored before: its entry holds
+    # their rows, and their fingerprints say they are the same, so they are not read again.
+    import s3fs
+
+    from tests.conftest import s3_requests
+
+    fs = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
+    options = {"endpoint_url": s3_endpoint, "skip_instance_cache": True}
+
+    def write(index: int) -> None:
+        rows = (json.dumps({"id": index * 3 + row, "text": f"row {row}"}) for row in range(3))
+        fs.pipe(f"datasets/src/part-{index:03d}.jsonl", "\n".join(rows).encode())
+
+    def load(**kwargs: Any) -> Dataset:
+        return load_dataset(
+            "json",
+            data_files="s3://datasets/src/*.jsonl",
+            storage_options=options,
+            split="train",
+            **kwargs,
+        )
+
+    for index in range(6):
+        write(index)
+    assert load().num_shards == 1  # tiny files: one group
+    write(6)
+    with s3_requests() as requests:
+        appended = load()
+        rows = appended["id"][:]
+    read = {match[1] for line in requests.lines for match in re.finditer(r"GET (/\S+)", line)}
+    assert {path for path in read if "/src/" in path} == {"/datasets/src/part-006.jsonl"}, read
+    assert rows == list(range(21))
+    assert appended.fingerprint == load(shard_bytes=0).fingerprint
