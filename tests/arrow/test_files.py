@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from dagster_ds import Dataset, load_dataset
+from dagster_ds.errors import CacheCorruptionWarning
 from tests.conftest import RunPython
 
 FILES, ROWS = 1_000, 200
@@ -246,3 +247,23 @@ def test_appending_a_file_reads_only_that_file_when_its_group_was_the_last_one_s
     assert {path for path in read if "/src/" in path} == {"/datasets/src/part-006.jsonl"}, read
     assert rows == list(range(21))
     assert appended.fingerprint == load(shard_bytes=0).fingerprint
+
+
+def test_appending_a_file_after_the_last_group_was_damaged_reads_every_file_again(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    for index in range(6):
+        _write_file(source, index)
+    loaded = load_dataset("json", data_files=str(source / "*.jsonl"), split="train")
+    assert loaded.num_shards == 1
+    entries = [Path(cached["filename"]) for cached in loaded.cache_files]
+    for data in (path for entry in entries for path in entry.glob("data-*.arrow")):
+        with data.open("r+b") as file:  # the last group's rows, as stored, are damaged
+            file.seek(-16, 2)
+            file.write(b"\x00" * 16)
+    _write_file(source, 6)
+    with pytest.warns(CacheCorruptionWarning, match="is corrupt"):
+        appended = load_dataset("json", data_files=str(source / "*.jsonl"), split="train")
+    assert appended["id"][:] == list(range(7 * ROWS))
