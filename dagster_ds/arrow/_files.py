@@ -4,6 +4,8 @@ What `load_dataset` does for each split of local or remote files, and what the
 file constructors (`Dataset.from_csv`, ...) do for theirs. Small files are read
 into shards of about ``shard_bytes`` source bytes each, a big file into its
 own (`dagster_ds.arrow._groups`); a shard's fingerprint is made of its files'.
+An appended file joins the last group, whose other files were the last group
+stored before: their rows are read from that entry, and only the new file is read.
 A split's fingerprint is made of its files' (`split_fingerprint`), the same
 streamed or not and however the files are grouped, so `dagster_ds.load` uses it
 for streams too.
