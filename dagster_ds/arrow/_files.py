@@ -4,6 +4,8 @@ What `load_dataset` does for each split of local or remote files, and what the
 file constructors (`Dataset.from_csv`, ...) do for theirs. Small files are read
 into shards of about ``shard_bytes`` source bytes each, a big file into its
 own (`dagster_ds.arrow._groups`); a shard's fingerprint is made of its files'.
+An appended file joins the last group, whose other files were the last group
+stored before: their rows are read from that entry, and only the new file is read.
 A split's fingerprint is made of its files' (`split_fingerprint`), the same
 streamed or not and however the files are grouped, so `dagster_ds.load` uses it
 for streams too.
@@ -29,10 +31,10 @@ from dagster_ds.arrow._groups import (
     group_transform,
     shard_bytes_of,
 )
-from dagster_ds.arrow._results import Transform, shard_table, shards_result
+from dagster_ds.arrow._results import Transform, lookup_table_shard, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.cache import CacheStore
-from dagster_ds.errors import FormatOptionError
+from dagster_ds.errors import CacheError, FormatOptionError
 from dagster_ds.features import Features, cast_table
 from dagster_ds.fingerprint import HashNode, fingerprint_transform, replace_arguments
 from dagster_ds.formats import (
@@ -114,10 +116,12 @@ def load_split(
     def features_for(schema: pa.Schema) -> Features:
         return features if features is not None else Features.from_arrow_schema(schema)
 
-    def reader(group: Sequence[ResolvedFile]) -> Callable[[TableSink], dict[str, Any]]:
+    def reader(
+        group: Sequence[ResolvedFile], head: Transform | None
+    ) -> Callable[[TableSink], dict[str, Any]]:
         def write(table_sink: TableSink) -> dict[str, Any]:
             sink = FingerprintingSink(table_sink)
-            for file in group:
+            for file in group[-1:] if _stored_head(store, head, sink) else group:
                 for batch in iter_batches(
                     file,
                     file_format,
@@ -141,12 +145,16 @@ def load_split(
     shards: list[tuple[Shard, Features]] = []
     store = CacheStore()
     with progress_bar(sum(file.size for file in files), f"Loading {split}", unit="B") as bar:
-        for group in groups:
+        for position, group in enumerate(groups):
             members = files[group.start : group.stop]
-            transform = group_transform(
-                transforms[group.start : group.stop], [file.url for file in members]
-            )
-            shards.append(shard_table(transform, reader(members), features_for, store=store))
+            names = [file.url for file in members]
+            transform = group_transform(transforms[group.start : group.stop], names)
+            # An append joins the last group: its other files are the last group stored before.
+            head = None
+            if position + 1 == len(groups) and len(group) > 1:
+                head = group_transform(transforms[group.start : group.stop - 1], names[:-1])
+            write = reader(members, head if head is not None and head.reusable else None)
+            shards.append(shard_table(transform, write, features_for, store=store))
             bar.update(sum(file.size for file in members))
     fingerprint = split_fingerprint(transforms)
     dataset = shards_result(
@@ -154,6 +162,33 @@ def load_split(
     )
     dataset._split = split  # pyright: ignore[reportPrivateUsage]
     return dataset
+
+
+def _stored_head(
+    store: CacheStore, head: Transform | None, sink: TableSink | FingerprintingSink
+) -> bool:
+    """Write the rows of a group's files but its last (``head``'s load), if stored; whether.
+
+    The group was the last one before a file was appended to the split: its
+    entry holds those files' rows (their fingerprints say they are unchanged),
+    so they are not read again. False (nothing written) if it is not stored or
+    cannot be read: the files are read then.
+    """
+    if head is None:
+        return False
+    shard = lookup_table_shard(store, head.fingerprint)
+    if shard is None:
+        return False
+    try:
+        with shard.opened_for_now():
+            table = shard.table  # read whole before anything is written
+            sink.write(table)
+    except CacheError:
+        return False
+    finally:
+        for entry in shard.entries:
+            entry.close()
+    return True
 
 
 def file_transforms(

@@ -17,7 +17,8 @@ never on a byte count since the last cut, so one edit (a file added, removed
 or changed) changes at most 3 groups (the one it is in, and the neighbours it
 may split from or merge with), and at most 2 when neither the old nor the
 new file is big; the groups before and after are the same, and so are their
-cached shards. Appending a file recomputes only the last group.
+cached shards. Appending a file recomputes only the last group, and reads only
+the new file (the group's others are the last group stored: `_files`).
 
 A group's fingerprint is `shards_fingerprint` of its files' fingerprints (a
 single file's group keeps the file's), and its hash tree names each file and

@@ -4,12 +4,14 @@ recomputes only the shards around it, and the rows are those of one shard per fi
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dagster_ds import Dataset, load_dataset
+from dagster_ds.errors import CacheCorruptionWarning
 from tests.conftest import RunPython
 
 FILES, ROWS = 1_000, 200
@@ -276,3 +278,61 @@ def test_a_new_process_hashes_only_the_edited_files_columns(
     assert run() == [2 * 20, 0]
     # A new process reusing the map by its read column (text) hashes no column again.
     assert run("map") == [0, 0]
+
+
+def test_appending_a_file_reads_only_that_file_when_its_group_was_the_last_one_stored(
+    s3_endpoint: str,
+) -> None:
+    # The files before it in its group are the last group stored before: its entry holds
+    # their rows, and their fingerprints say they are the same, so they are not read again.
+    import s3fs
+
+    from tests.conftest import s3_requests
+
+    fs = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
+    options = {"endpoint_url": s3_endpoint, "skip_instance_cache": True}
+
+    def write(index: int) -> None:
+        rows = (json.dumps({"id": index * 3 + row, "text": f"row {row}"}) for row in range(3))
+        fs.pipe(f"datasets/src/part-{index:03d}.jsonl", "\n".join(rows).encode())
+
+    def load(**kwargs: Any) -> Dataset:
+        return load_dataset(
+            "json",
+            data_files="s3://datasets/src/*.jsonl",
+            storage_options=options,
+            split="train",
+            **kwargs,
+        )
+
+    for index in range(6):
+        write(index)
+    assert load().num_shards == 1  # tiny files: one group
+    write(6)
+    with s3_requests() as requests:
+        appended = load()
+        rows = appended["id"][:]
+    read = {match[1] for line in requests.lines for match in re.finditer(r"GET (/\S+)", line)}
+    assert {path for path in read if "/src/" in path} == {"/datasets/src/part-006.jsonl"}, read
+    assert rows == list(range(21))
+    assert appended.fingerprint == load(shard_bytes=0).fingerprint
+
+
+def test_appending_a_file_after_the_last_group_was_damaged_reads_every_file_again(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    for index in range(6):
+        _write_file(source, index)
+    loaded = load_dataset("json", data_files=str(source / "*.jsonl"), split="train")
+    assert loaded.num_shards == 1
+    entries = [Path(cached["filename"]) for cached in loaded.cache_files]
+    for data in (path for entry in entries for path in entry.glob("data-*.arrow")):
+        with data.open("r+b") as file:  # the last group's rows, as stored, are damaged
+            file.seek(-16, 2)
+            file.write(b"\x00" * 16)
+    _write_file(source, 6)
+    with pytest.warns(CacheCorruptionWarning, match="is corrupt"):
+        appended = load_dataset("json", data_files=str(source / "*.jsonl"), split="train")
+    assert appended["id"][:] == list(range(7 * ROWS))

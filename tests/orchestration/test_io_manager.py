@@ -234,18 +234,14 @@ def test_a_refresh_on_s3_costs_what_changed_not_what_is_stored(
     assert appended["PUT"] <= 60, appended
 
 
-def _store_requests(lines: list[str]) -> Counter[str]:
-    """`_kinds` of the requests that are not to a source file (the loader's reads)."""
-    return _kinds([line for line in lines if not re.search(r"(GET|HEAD) /datasets/src/", line)])
-
-
 @pytest.mark.slow
 def test_appending_a_file_on_s3_costs_a_flat_number_of_store_requests(
     s3_endpoint: str, instance: dg.DagsterInstance
 ) -> None:
     # Writing an entry on S3 is O(1) requests: a lock made and removed by conditional
     # writes, files written in place, one conditional PUT of the manifest; nothing listed
-    # but the source. So an append costs the same at 10 and at 60 source files.
+    # but the source. The source's new file is the only one read (the others of its group
+    # are the group stored before). So an append costs about the same at 10 and 60 files.
     import s3fs
 
     costs: dict[int, Counter[str]] = {}
@@ -256,7 +252,12 @@ def test_appending_a_file_on_s3_costs_a_flat_number_of_store_requests(
         write(files)
         with s3_requests() as requests:
             assert dg.materialize(assets, instance=instance, resources=resources).success
-        costs[files] = _store_requests(requests.lines)
+        costs[files] = _kinds(requests.lines)
+        # The loader reads the new file only: the others of its group are the group stored.
+        read = {path for line in requests.lines for path in re.findall(r"GET (/\S+)", line)}
+        assert {path for path in read if "/src/" in path} == {
+            f"/datasets/src/part-{files:05d}.jsonl"
+        }
         # Nothing the write path keeps is listed (in-flight writes, locks, entry folders).
         listed = [unquote(line) for line in requests.lines if "list-type=" in line]
         assert not [line for line in listed if re.search(r"prefix=\S*/(tmp|locks|objects)/", line)]
@@ -264,8 +265,10 @@ def test_appending_a_file_on_s3_costs_a_flat_number_of_store_requests(
         s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True).rm(
             ["datasets/src", f"datasets/store-{s3_endpoint.rsplit(':', 1)[-1]}"], recursive=True
         )
+    # Every request, the source's included (measured: 133 at 10 files, 166 at 60: what
+    # still grows is per shard read downstream, not the loader's).
     for files, cost in costs.items():
-        assert sum(cost.values()) <= 10 + 150, (files, cost)
+        assert sum(cost.values()) <= 10 + 160, (files, cost)
     # What is written is what changed, whatever is stored: as many writes at 60 as at 10.
     writes = {files: cost["PUT"] + cost["DELETE"] + cost["POST"] for files, cost in costs.items()}
     assert abs(writes[60] - writes[10]) <= 2, costs
