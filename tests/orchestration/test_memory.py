@@ -59,6 +59,7 @@ def _peak(files: str, base_dir: str, home: Path, **env: str) -> int:
     return int(json.loads(done.stdout.strip().splitlines()[-1])["peak"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["local disk", "s3"])
 def test_a_first_materialization_holds_one_shard_at_a_time(
     where: str, tmp_path: Path, dagster_homes: Path, request: pytest.FixtureRequest
@@ -79,9 +80,9 @@ def test_a_first_materialization_holds_one_shard_at_a_time(
             )
         peaks[files] = _peak(source, store, home, DAGSTER_DS_CACHE=cache, **env)
     one, two = peaks[2] / MB, peaks[4] / MB
-    # Twice the shards: within 30 %.
-    assert two < 1.3 * one, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
-    # The run's own memory (Dagster's, the first use's imports) and a shard or two: 340 MB
-    # locally, 410 to 450 MB on S3, whatever the count; holding every shard, as before,
-    # 430 MB with 2 shards and 530 with 4 locally, 560 and 650 on S3.
-    assert max(one, two) < 500, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
+    # Twice the shards, about the same peak: holding every shard, as before, grew it by
+    # 22 % locally (434 -> 530 MB) and 16 % on S3 (559 -> 651 MB); one at a time, it moved
+    # by -10 % to +7 % over runs (the rest is the run's own memory, which varies by ~50 MB).
+    assert two < 1.15 * one, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
+    # And well under what holding them took on S3 (the 1 GB figure is bench_scale's).
+    assert max(one, two) < 600, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
