@@ -11,9 +11,12 @@ row order. Two layouts:
   ``rank`` 10 hexadecimal digits. Ranks are `RANK_GAP` apart; a file kept from
   the previous version keeps its rank and a new one takes a rank between its
   neighbours', so appending, changing or removing a shard renames nothing.
-- the user's cut (``num_shards``, ``max_shard_size``, a dataset read through an
-  indices mapping, a stream): ``<split>-<i:05d>-of-<n:05d>-<key>.parquet``,
-  the anchor's names with the key added.
+  A stream pushed without ``num_shards`` or ``max_shard_size`` has these
+  names too, one file per stream shard: its key is the `content_key` of the
+  file written, since nothing names a stream shard's rows before they are read.
+- the user's cut (``num_shards``, ``max_shard_size``, a shuffled or sorted
+  dataset): ``<split>-<i:05d>-of-<n:05d>-<key>.parquet``, the anchor's names
+  with the key added.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ RANK_GAP = 1 << 16
 _RANK_LIMIT = 16**RANK_DIGITS
 #: Changes whenever the bytes written for the same rows change (writer options).
 FILE_FORMAT = "dagster_ds-parquet-2"
+_BLOCK_BYTES = 1 << 20
 
 
 def file_key(*parts: str | bytes) -> str:
@@ -42,6 +46,32 @@ def file_key(*parts: str | bytes) -> str:
     for part in parts:
         digest.update(b"\0" + (part.encode() if isinstance(part, str) else part))
     return digest.hexdigest()
+
+
+def content_key(path: str) -> str:
+    """16 hexadecimal digits naming a written file by its bytes (read in blocks).
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile() as f:
+        ...     len(content_key(f.name))
+        16
+    """
+    digest = xxhash.xxh3_64(FILE_FORMAT.encode() + b"\0content\0")
+    with open(path, "rb") as file:
+        while block := file.read(_BLOCK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ranked_keys(existing: Iterable[str], directory: str, split: str) -> frozenset[str]:
+    """The keys of the split's files already in ``existing`` under ranked names.
+
+    Example:
+        >>> sorted(ranked_keys(["data/train-0000010000-" + "a" * 16 + ".parquet"], "data", "train"))
+        ['aaaaaaaaaaaaaaaa']
+    """
+    return frozenset(key for _, key in _ranked_files(existing, directory, split))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,10 @@ The order of a push:
 4. plan each changed split's files and name them by content (`_layout`): a file
    already in the repository under its name is kept, neither written nor
    uploaded; the others are written to temporary files and pre-uploaded (LFS),
-   the files of ``num_proc`` jobs in parallel; each is deleted once uploaded;
+   the files of ``num_proc`` jobs in parallel; each is deleted once uploaded.
+   A stream's files are named by the bytes written (nothing names a stream
+   shard's rows before they are read): each is written and hashed, and
+   uploaded only if the split does not have it yet;
 5. one ``create_commit`` with the new files, the updated README.md and the
    deletion of the split's files the new version does not use, with
    ``parent_commit`` set to the head read in step 2. If someone committed in
@@ -22,11 +25,13 @@ So readers see the old dataset or the new one, never a mix, whatever the number
 of files; a push killed before step 5 leaves the branch as it was, and the next
 push finds its blobs already on the Hub (the LFS batch answers "present"), since
 the same data gives byte-identical Parquet files. Appending one file to a dataset
-of many uploads one Parquet file, plus README.md.
+of many (or to a stream of them, or to a selection of them in row order) uploads
+one Parquet file, plus README.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import re
@@ -41,9 +46,9 @@ from dagster_ds.features import Features
 from dagster_ds.fingerprint import LineageStep
 from dagster_ds.hub._card import CARD_FILE, Card, SplitRecord, records_match
 from dagster_ds.hub._client import REPO_TYPE, HubClient, check_repo_id
-from dagster_ds.hub._layout import Placement, place
-from dagster_ds.hub._shards import SourceReader, WrittenShard, plan_jobs
-from dagster_ds.hub._upload import Uploaded, UploadPlan, write_and_upload
+from dagster_ds.hub._layout import Placement, place, ranked_keys
+from dagster_ds.hub._shards import ShardJob, SourceReader, WrittenShard, plan_jobs
+from dagster_ds.hub._upload import Uploaded, UploadPlan, rename, write_and_upload
 from dagster_ds.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -113,13 +118,14 @@ class OutputFile:
     """One Parquet file of a split to push, as planned before writing it.
 
     Attributes:
-        key: Names the file's content (see `dagster_ds.hub._layout.file_key`).
+        key: Names the file's content (see `dagster_ds.hub._layout.file_key`);
+            None: named by the bytes written (`dagster_ds.hub._layout.content_key`).
         num_rows: Its rows, when known before writing (then a file already on
             the Hub is not written again).
         num_bytes: Its rows' Arrow size, when known before writing.
     """
 
-    key: str
+    key: str | None
     num_rows: int | None = None
     num_bytes: int | None = None
 
@@ -139,6 +145,11 @@ class SplitLayout:
     ranked: bool
     num_sources: int
     read: SourceReader
+
+    @property
+    def named_by_content(self) -> bool:
+        """Whether the files are named by the bytes written (no key known before)."""
+        return any(planned.key is None for planned in self.files)
 
 
 @dataclass(frozen=True)
@@ -179,7 +190,7 @@ class _SplitPush:
 
     @property
     def operations(self) -> list[CommitOperationAdd]:
-        return [op for _, op in self.uploads.values()]
+        return [op for _, op in self.uploads.values() if op is not None]
 
     def kept_paths(self) -> list[str]:
         return [self.placement.paths[index] for index in sorted(self.placement.kept)]
@@ -458,27 +469,76 @@ def _prepare(
 ) -> _SplitPush:
     """Plan and name the split's files; write and pre-upload those not on the Hub yet."""
     layout = source.layout()
-    keys = [planned.key for planned in layout.files]
-    placement = place(state.files, target.directory, source.name, keys, ranked=layout.ranked)
-    jobs = [
-        job
-        for job in plan_jobs(layout.num_sources, len(layout.files))
-        if not all(
-            index in placement.kept and layout.files[index].num_rows is not None
-            for index in job.outputs
-        )
-    ]
+    directory = target.directory
     plan = UploadPlan(
         repo_id=repo_id,
         endpoint=client.endpoint,
         token=target.token,
         revision=target.revision,
         create_pr=target.create_pr,
-        paths=placement.paths,
+        paths=(),
         schema=source.features.arrow_schema,
         folder=tempfile.mkdtemp(prefix=f"{source.name}-", dir=folder),
         read=layout.read,
     )
+    jobs = plan_jobs(layout.num_sources, len(layout.files))
+    if layout.named_by_content:
+        return _prepare_by_content(client, source, state, directory, layout, plan, jobs)
+    keys = [planned.key or "" for planned in layout.files]
+    placement = place(state.files, directory, source.name, keys, ranked=layout.ranked)
+    plan = dataclasses.replace(plan, paths=placement.paths)
+    jobs = [
+        job
+        for job in jobs
+        if not all(
+            index in placement.kept and layout.files[index].num_rows is not None
+            for index in job.outputs
+        )
+    ]
+    written = _write(client, source, plan, jobs)
+    uploads = {index: pair for index, pair in written.items() if index not in placement.kept}
+    return _SplitPush(source, layout, placement, _shards_of(written), uploads)
+
+
+def _prepare_by_content(
+    client: HubClient,
+    source: SplitSource,
+    state: _HubState,
+    directory: str,
+    layout: SplitLayout,
+    plan: UploadPlan,
+    jobs: list[ShardJob],
+) -> _SplitPush:
+    """Write every file, name it by its bytes, and upload those the split does not have yet.
+
+    A file whose key the split has, but out of order (the stream's shards were
+    reordered), gets a new rank: it is written again and uploaded under it.
+    """
+    provisional = tuple(
+        f"{directory}/{source.name}-pending-{index:05d}.parquet"
+        for index in range(len(layout.files))
+    )
+    present = ranked_keys(state.files, directory, source.name)
+    plan = dataclasses.replace(plan, paths=provisional, present_keys=present)
+    written = _write(client, source, plan, jobs)
+    keys = [written[index][0].key or "" for index in range(len(layout.files))]
+    placement = place(state.files, directory, source.name, keys, ranked=True)
+    moved = {index for index, (_, op) in written.items() if op is None} - placement.kept
+    if moved:
+        again = [job for job in jobs if moved.intersection(job.outputs)]
+        final = dataclasses.replace(plan, paths=placement.paths, present_keys=None)
+        written.update(_write(client, source, final, again))
+    for index, (_, op) in written.items():
+        if op is not None:
+            rename(op, placement.paths[index])
+    uploads = {index: pair for index, pair in written.items() if index not in placement.kept}
+    return _SplitPush(source, layout, placement, _shards_of(written), uploads)
+
+
+def _write(
+    client: HubClient, source: SplitSource, plan: UploadPlan, jobs: Sequence[ShardJob]
+) -> dict[int, Uploaded]:
+    """Run ``jobs``: each output shard written, and uploaded unless already on the Hub."""
     total = sum(len(job.outputs) for job in jobs)
     with progress_bar(total, f"Pushing {source.name}", unit=" shards") as bar:
         uploaded = write_and_upload(
@@ -489,11 +549,11 @@ def _prepare(
             client=client,
             on_progress=bar.update,
         )
-    written = {shard.index: shard for shard, _ in uploaded}
-    uploads = {
-        shard.index: (shard, op) for shard, op in uploaded if shard.index not in placement.kept
-    }
-    return _SplitPush(source, layout, placement, written, uploads)
+    return {shard.index: (shard, op) for shard, op in uploaded}
+
+
+def _shards_of(written: Mapping[int, Uploaded]) -> dict[int, WrittenShard]:
+    return {index: shard for index, (shard, _) in written.items()}
 
 
 # -- the commit ----------------------------------------------------------------------

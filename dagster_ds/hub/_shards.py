@@ -24,8 +24,9 @@ the Hub's Xet storage uploads and stores only the pages that changed.
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,30 @@ def split_evenly(total: int, num_parts: int, part: int) -> tuple[int, int]:
     div, mod = divmod(total, num_parts)
     start = div * part + min(part, mod)
     return start, start + div + (1 if part < mod else 0)
+
+
+def shard_runs(mapping: pa.Array, starts: Sequence[int]) -> list[tuple[int, int, int]] | None:
+    """The rows of an indices mapping grouped by the shard they come from, if in shard order.
+
+    ``starts`` is each shard's first row in the shards' concatenation, and the
+    total last. Each run is ``(shard, start, stop)``: rows ``[start, stop)`` of
+    the mapped dataset all come from ``shard``. None when the mapping goes back
+    to an earlier shard (a shuffle, a sort): no run per shard keeps the order.
+
+    Example:
+        >>> shard_runs(pa.array([0, 2, 3, 5]), [0, 3, 6])
+        [(0, 0, 2), (1, 2, 4)]
+        >>> shard_runs(pa.array([4, 0]), [0, 3, 6]) is None
+        True
+    """
+    import numpy as np
+
+    rows = mapping.to_numpy(zero_copy_only=False)
+    shard = np.searchsorted(np.asarray(starts[1:], dtype=np.int64), rows, side="right")
+    if len(shard) and np.any(shard[1:] < shard[:-1]):
+        return None
+    cuts = [0, *(np.flatnonzero(shard[1:] != shard[:-1]) + 1).tolist(), len(shard)]
+    return [(int(shard[low]), low, high) for low, high in itertools.pairwise(cuts) if high > low]
 
 
 @dataclass(frozen=True)
@@ -100,6 +125,7 @@ class WrittenShard:
         num_rows: Rows in the file.
         num_bytes: Uncompressed size of its data (the row groups' total byte size).
         size: The file's size in bytes.
+        key: The `content_key` of the file, where its name is made from it.
     """
 
     index: int
@@ -107,6 +133,7 @@ class WrittenShard:
     num_rows: int
     num_bytes: int
     size: int
+    key: str | None = None
 
 
 def write_job(

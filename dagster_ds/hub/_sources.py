@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
+import xxhash
 
 from dagster_ds.cache import parse_size
 from dagster_ds.errors import InvalidArgumentError
@@ -21,7 +23,7 @@ from dagster_ds.hub._push import (
     check_push_arguments,
     push_splits,
 )
-from dagster_ds.hub._shards import split_evenly
+from dagster_ds.hub._shards import shard_runs, split_evenly
 
 
 class _Shard(Protocol):
@@ -118,27 +120,32 @@ def dataset_source(
 ) -> SplitSource:
     """A map-style dataset as output files of contiguous rows (planned when it is pushed).
 
-    Without ``num_shards`` or ``max_shard_size``, a dataset read through no
-    indices mapping gets a file per shard (an empty shard none; a shard over
-    500 MiB of Arrow data is cut in even parts), each keyed by the shard's
-    fingerprint, so a shard already on the Hub is not written again. Otherwise
-    the rows are cut as the anchor does: ``num_shards`` files, or the Arrow size
-    over ``max_shard_size`` (500 MiB by default) plus one, at least ``num_proc``.
+    Without ``num_shards`` or ``max_shard_size``, a dataset gets a file per
+    shard (an empty shard none; a shard over 500 MiB of Arrow data is cut in
+    even parts), each keyed by the shard's fingerprint, so a shard already on
+    the Hub is not written again. Through an indices mapping (a ``select`` of
+    a list), the file of a shard holds the rows the mapping takes from it, and
+    its key adds their positions, as long as the mapping keeps the shards'
+    order. A mapping that does not (a shuffle, most sorts: the order of the
+    rows is then the content) and ``num_shards`` or ``max_shard_size`` cut the
+    rows as the anchor does: ``num_shards`` files, or the Arrow size over
+    ``max_shard_size`` (500 MiB by default) plus one, at least ``num_proc``.
     """
     limit = parse_size(max_shard_size) if max_shard_size is not None else DEFAULT_MAX_SHARD_SIZE
     if limit <= 0:
         raise InvalidArgumentError(
             f"push_to_hub: max_shard_size must be positive, got {max_shard_size!r}."
         )
-    follow = num_shards is None and max_shard_size is None and dataset._mapping is None  # pyright: ignore[reportPrivateUsage]
+    follow = num_shards is None and max_shard_size is None
 
     def layout() -> SplitLayout:
         schema = dataset.features.arrow_schema.serialize().to_pybytes()
-        if follow:
-            ranges, keys, sizes = _shard_pieces(dataset, schema, limit)
-        else:
-            ranges, keys, sizes = _cut(dataset, schema, num_shards, limit, num_proc)
-        return _map_style_layout(dataset, ranges, keys, sizes, ranked=follow)
+        pieces = _shard_pieces(dataset, schema, limit) if follow else None
+        ranked = pieces is not None
+        if pieces is None:
+            pieces = _cut(dataset, schema, num_shards, limit, num_proc)
+        ranges, keys, sizes = pieces
+        return _map_style_layout(dataset, ranges, keys, sizes, ranked=ranked)
 
     return SplitSource(
         name=split,
@@ -154,29 +161,50 @@ def dataset_source(
 _Pieces = tuple[list[tuple[int, int]], list[str], list[int]]
 
 
-def _shard_pieces(dataset: MapStyleSplit, schema: bytes, limit: int) -> _Pieces:
-    """Row ranges, keys and Arrow sizes of the files following ``dataset``'s shards."""
+def _shard_pieces(dataset: MapStyleSplit, schema: bytes, limit: int) -> _Pieces | None:
+    """Row ranges, keys and Arrow sizes of the files following ``dataset``'s shards.
+
+    None when an indices mapping does not keep the shards' order.
+    """
+    shards = dataset._shards  # pyright: ignore[reportPrivateUsage]
+    mapping = dataset._mapping  # pyright: ignore[reportPrivateUsage]
+    starts = list(itertools.accumulate((shard.num_rows for shard in shards), initial=0))
+    if mapping is None:
+        runs = [(i, starts[i], starts[i + 1]) for i in range(len(shards))]
+    else:
+        found = shard_runs(mapping, starts)
+        if found is None:
+            return None
+        runs = found
     ranges: list[tuple[int, int]] = []
     keys: list[str] = []
     sizes: list[int] = []
-    start = 0
-    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
-        rows = shard.num_rows
+    for index, start, stop in runs:
+        shard = shards[index]
+        rows = stop - start
         if not rows:
             continue
         # The entry's size when there is one: the table is not opened (nor read) for it.
         whole = shard.table_entry.size if shard.table_entry is not None else shard.table.nbytes
         nbytes = whole * rows // max(shard.table_rows, 1)
+        taken = () if mapping is None else (_positions(mapping, start, stop, starts[index]),)
         parts = int(nbytes / limit) + 1
         for part in range(parts):
             low, high = split_evenly(rows, parts, part)
             ranges.append((start + low, start + high))
-            keys.append(file_key(shard.fingerprint, f"{part}/{parts}", schema))
+            keys.append(file_key(shard.fingerprint, f"{part}/{parts}", schema, *taken))
             sizes.append(nbytes * (high - low) // rows)
-        start += rows
     if not ranges:  # no rows: one empty file, as the anchor writes
         return [(0, 0)], [file_key(dataset.fingerprint, "empty", schema)], [0]
     return ranges, keys, sizes
+
+
+def _positions(mapping: pa.Array, start: int, stop: int, first: int) -> bytes:
+    """Names the rows of its shard that ``mapping[start:stop]`` takes (its first row ``first``)."""
+    import numpy as np
+
+    rows = mapping.slice(start, stop - start).to_numpy(zero_copy_only=False).astype(np.uint64)
+    return xxhash.xxh3_128_digest((rows - np.uint64(first)).tobytes())
 
 
 def _cut(
@@ -227,10 +255,14 @@ def iterable_source(
 ) -> SplitSource:
     """A streaming dataset as its own shards, each read once, in Arrow batches.
 
-    ``num_shards`` defaults to the dataset's number of shards; with
-    ``max_shard_size`` the stream is read once first to measure it (as the
-    anchor does). More output shards than source shards are filled round robin.
-    The files are keyed by the stream's fingerprint and their place in the cut.
+    By default, a file per stream shard, named by the bytes written (ranked
+    names, see `dagster_ds.hub._layout`): a shard whose file the split already
+    has is read and written (nothing else says what it holds) but not
+    uploaded, so appending a source file uploads one file. With
+    ``num_shards`` (more output shards than source shards are filled round
+    robin) or ``max_shard_size`` (the stream is read once first to measure it,
+    as the anchor does), the files are the anchor's cut, keyed by the stream's
+    fingerprint and their place in the cut.
     """
     limit = parse_size(max_shard_size) if max_shard_size is not None else None
     if limit is not None and limit <= 0:
@@ -247,15 +279,15 @@ def iterable_source(
         if count is None and limit is not None:
             nbytes = sum(table.nbytes for table in _arrow_batches(dataset))
             count = max(int(nbytes / limit) + 1, num_proc or 1)
+        read = _StreamReader(dataset, sources)
         if count is None:
-            count = max(sources, 1)
+            files = tuple(OutputFile(None) for _ in range(max(sources, 1)))
+            return SplitLayout(files=files, ranked=True, num_sources=sources, read=read)
         schema = features.arrow_schema.serialize().to_pybytes()
         files = tuple(
             OutputFile(file_key(dataset.fingerprint, f"{i}/{count}", schema)) for i in range(count)
         )
-        return SplitLayout(
-            files=files, ranked=False, num_sources=sources, read=_StreamReader(dataset, sources)
-        )
+        return SplitLayout(files=files, ranked=False, num_sources=sources, read=read)
 
     return SplitSource(
         name=split,

@@ -13,6 +13,11 @@ the pickled task only, never in an argument list or the environment. With a
 `DaskExecutor` current, those chunks are tasks on its cluster instead (each
 worker writes its temporary files to a folder of its own); the commit stays
 with the caller.
+
+Files named by their content (``present_keys`` set: a stream's shards) are
+hashed once written; one whose key the split already has on the Hub is
+deleted there and then, not uploaded. The others are pre-uploaded under a
+provisional path and `rename`-d once every key, hence every name, is known.
 """
 
 from __future__ import annotations
@@ -32,13 +37,15 @@ import dill
 import pyarrow as pa
 
 from dagster_ds.hub._client import REPO_TYPE, HubClient
+from dagster_ds.hub._layout import content_key
 from dagster_ds.hub._shards import ShardJob, SourceReader, WrittenShard, split_evenly, write_job
 from dagster_ds.parallel import Sealed, remote_executor, run_sealed
 
 if TYPE_CHECKING:
     from huggingface_hub import CommitOperationAdd
 
-Uploaded = tuple[WrittenShard, "CommitOperationAdd"]
+#: A written shard and its pre-uploaded file (None: not uploaded, already on the Hub).
+Uploaded = tuple[WrittenShard, "CommitOperationAdd | None"]
 
 GROUP_BYTES = 256 << 20
 GROUP_FILES = 32
@@ -58,6 +65,9 @@ class UploadPlan:
         schema: The shards' Arrow schema (with the features in its metadata).
         folder: Where temporary files go.
         read: Yields the Arrow tables of one source shard.
+        present_keys: When set, the files are named by their content
+            (`content_key`), ``paths`` are provisional, and a file whose key is
+            in this set is already on the Hub: it is not uploaded.
     """
 
     repo_id: str
@@ -69,6 +79,7 @@ class UploadPlan:
     schema: pa.Schema
     folder: str
     read: SourceReader
+    present_keys: frozenset[str] | None = None
 
 
 def write_and_upload(
@@ -159,13 +170,16 @@ def upload_chunk(
     pending: list[WrittenShard] = []
     try:
         for job in chunk:
-            pending += write_job(
+            written = write_job(
                 job,
                 plan.read,
                 plan.schema,
                 plan.folder,
                 file_name=lambda i: posixpath.basename(plan.paths[i]),
             )
+            if plan.present_keys is not None:
+                written = [_keyed(shard, plan.present_keys, done) for shard in written]
+            pending += [shard for shard in written if shard.key not in (plan.present_keys or ())]
             if sum(s.size for s in pending) >= GROUP_BYTES or len(pending) >= GROUP_FILES:
                 done += _upload(plan, pending, client)
                 if on_progress is not None:
@@ -181,6 +195,24 @@ def upload_chunk(
             if os.path.exists(shard.path):
                 os.remove(shard.path)
     return done
+
+
+def _keyed(shard: WrittenShard, present: frozenset[str], done: list[Uploaded]) -> WrittenShard:
+    """``shard`` with its content key; deleted and added to ``done`` if the Hub has the key."""
+    keyed = dataclasses.replace(shard, key=content_key(shard.path))
+    if keyed.key in present:
+        os.remove(keyed.path)
+        done.append((keyed, None))
+    return keyed
+
+
+def rename(operation: CommitOperationAdd, path_in_repo: str) -> None:
+    """Commit a pre-uploaded file under ``path_in_repo`` instead of its provisional path.
+
+    A pre-upload is addressed by content (its sha256), so the path it was sent
+    with does not bind it; the operation cannot be rebuilt, its file being gone.
+    """
+    operation.path_in_repo = path_in_repo
 
 
 def _upload(plan: UploadPlan, written: list[WrittenShard], client: HubClient) -> list[Uploaded]:

@@ -10,7 +10,7 @@ import pytest
 
 from dagster_ds import Dataset, load_dataset
 from dagster_ds.testing import LocalHubServer
-from tests.hub.test_push import commits, cut_files, make, matches
+from tests.hub.test_push import SHARD_FILE, commits, cut_files, make, matches
 
 ROWS_PER_FILE = 20
 
@@ -122,3 +122,125 @@ def test_a_cut_already_on_the_hub_is_not_uploaded_again(
     assert result.files == ()
     assert data_blobs(hub_api, "user/cut") == before
     assert load_dataset("user/cut", split="train", endpoint=endpoint).to_list() == ds.to_list()
+
+
+def every_third_dropped(ds: Dataset) -> Dataset:
+    """An indices mapping in row order: ``select`` of a list of positions."""
+    return ds.select([i for i in range(len(ds)) if i % 3 != 1])
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        pytest.param(lambda ds: ds.filter(lambda x: x["id"] % 3 != 1), id="filter"),
+        pytest.param(every_third_dropped, id="select"),
+        pytest.param(lambda ds: every_third_dropped(every_third_dropped(ds)), id="select-twice"),
+        pytest.param(lambda ds: ds.sort("id"), id="sort-in-shard-order"),
+    ],
+)
+def test_appending_one_of_100_files_to_a_selection_uploads_one_file(
+    local_hub: LocalHubServer, hub_api: Any, hundred_files: Path, transform: Any
+) -> None:
+    endpoint = local_hub.endpoint
+    transform(load(hundred_files)).push_to_hub("user/chosen", endpoint=endpoint)
+    before = data_blobs(hub_api, "user/chosen")
+    assert len(before) == 100  # a file per source shard
+
+    write_file(hundred_files, 100)
+    appended = transform(load(hundred_files))
+    result = appended.push_to_hub("user/chosen", endpoint=endpoint)
+
+    after = data_blobs(hub_api, "user/chosen")
+    added = {path for path, blob in after.items() if before.get(path) != blob}
+    assert len(added) <= 2
+    assert set(result.files) == added
+    assert set(before) <= set(after)
+    ours = load_dataset("user/chosen", split="train", endpoint=endpoint)
+    assert ours.to_list() == appended.to_list()
+
+
+def test_a_shuffled_dataset_is_cut_and_reads_back_in_its_order(
+    local_hub: LocalHubServer, hub_api: Any, tmp_path: Path
+) -> None:
+    # Row order is a shuffle's content: its files are the anchor's cut, rewritten when it changes.
+    folder = tmp_path / "source"
+    folder.mkdir()
+    for number in range(4):
+        write_file(folder, number)
+    shuffled = load(folder).shuffle(seed=3)
+    shuffled.push_to_hub("user/shuffled", endpoint=local_hub.endpoint)
+
+    assert matches(sorted(data_blobs(hub_api, "user/shuffled")), cut_files("train", 1))
+    ours = load_dataset("user/shuffled", split="train", endpoint=local_hub.endpoint)
+    assert ours.to_list() == shuffled.to_list()
+
+
+def stream_of(folder: Path) -> Any:
+    """The folder's files as a stream: a stream shard per file."""
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    return load_dataset("json", data_files=files, split="train", streaming=True)
+
+
+def test_appending_one_of_100_files_to_a_stream_uploads_one_file(
+    local_hub: LocalHubServer, hub_api: Any, hundred_files: Path
+) -> None:
+    endpoint = local_hub.endpoint
+    first = stream_of(hundred_files).filter(lambda x: x["id"] % 3 != 1)
+    assert first.num_shards == 100
+    first.push_to_hub("user/stream-grow", endpoint=endpoint)
+    before = data_blobs(hub_api, "user/stream-grow")
+    assert len(before) == 100  # a file per stream shard
+
+    write_file(hundred_files, 100)
+    appended = stream_of(hundred_files).filter(lambda x: x["id"] % 3 != 1)
+    result = appended.push_to_hub("user/stream-grow", endpoint=endpoint)
+
+    after = data_blobs(hub_api, "user/stream-grow")
+    added = {path for path, blob in after.items() if before.get(path) != blob}
+    assert len(added) == 1
+    assert set(result.files) == added
+    assert set(before) <= set(after)
+    assert result.num_rows == {"train": len(list(appended))}
+    ours = load_dataset("user/stream-grow", split="train", endpoint=endpoint)
+    assert ours.to_list() == list(appended)
+
+
+def test_a_stream_whose_shards_moved_uploads_the_moved_files_under_new_names(
+    local_hub: LocalHubServer, hub_api: Any, tmp_path: Path
+) -> None:
+    endpoint = local_hub.endpoint
+    folder = tmp_path / "source"
+    folder.mkdir()
+    for number in range(4):
+        write_file(folder, number)
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    load_dataset("json", data_files=files, split="train", streaming=True).push_to_hub(
+        "user/moved", endpoint=endpoint
+    )
+    before = data_blobs(hub_api, "user/moved")
+
+    moved = [*files[1:], files[0]]  # file 0 now comes last
+    reordered = load_dataset("json", data_files=moved, split="train", streaming=True)
+    result = reordered.push_to_hub("user/moved", endpoint=endpoint)
+
+    after = data_blobs(hub_api, "user/moved")
+    assert len(result.files) == 1  # file 0, under a rank after the others
+    assert set(after) - set(before) == set(result.files)
+    ours = load_dataset("user/moved", split="train", endpoint=endpoint)
+    assert ours.to_list() == list(reordered)
+    again = load_dataset("json", data_files=moved, split="train", streaming=True)
+    assert again.push_to_hub("user/moved", endpoint=endpoint).skipped
+
+
+def test_a_stream_named_by_content_in_processes(local_hub: LocalHubServer, hub_api: Any) -> None:
+    from tests.hub.test_push_streaming import stream
+
+    ds = stream(40, 4).map(lambda x: {"text": f"row {x['i']}"})
+    one = ds.push_to_hub("user/by-content", endpoint=local_hub.endpoint)
+    two = ds.push_to_hub("user/by-content-2", num_proc=2, endpoint=local_hub.endpoint)
+
+    assert matches(one.files, [SHARD_FILE] * 4)
+    assert one.files == two.files  # the same bytes, hence the same names
+    assert data_blobs(hub_api, "user/by-content") == data_blobs(hub_api, "user/by-content-2")
+    ours = load_dataset("user/by-content-2", split="train", endpoint=local_hub.endpoint)
+    assert ours.to_list() == list(ds)
