@@ -32,6 +32,19 @@ def test_ours_and_the_anchor_read_what_we_push(
     write_file(source, 5)
     appended = load(source)
     assert len(appended.push_to_hub("user/appended", endpoint=endpoint).files) == 2
+    # The same for a selection in row order and for a stream of the files: read in place.
+    write_file(source, 6)
+    select = [i for i in range(len(appended)) if i % 3 != 1]
+    appended.select(select).push_to_hub("user/selected", endpoint=endpoint)
+    stream_files = sorted(str(path) for path in source.glob("*.jsonl"))
+    streamed = load_dataset("json", data_files=stream_files[1:], split="train", streaming=True)
+    streamed.push_to_hub("user/streamed", endpoint=endpoint)
+    write_file(source, 7)
+    selected = load(source).select(select + [i + 120 for i in range(40) if i % 3 != 1])
+    assert len(selected.push_to_hub("user/selected", endpoint=endpoint).files) == 2
+    stream_files = sorted(str(path) for path in source.glob("*.jsonl"))
+    streamed = load_dataset("json", data_files=stream_files, split="train", streaming=True)
+    assert len(streamed.push_to_hub("user/streamed", endpoint=endpoint).files) == 2
     ds = make(25).map(lambda x: {"n": len(x["tokens"])}).filter(lambda x: x["n"] != 2)
     ds.push_to_hub("user/rt", num_shards=3, endpoint=endpoint)
     configs = push_configs("user/multi", endpoint)
@@ -44,9 +57,13 @@ def test_ours_and_the_anchor_read_what_we_push(
         ("user/multi", "fr"),
         ("user/stream", None),
         ("user/appended", None),
+        ("user/selected", None),
+        ("user/streamed", None),
     )
 
     assert anchor["user/appended:None"]["train"]["rows"] == appended.to_list()
+    assert anchor["user/selected:None"]["train"]["rows"] == selected.to_list()
+    assert anchor["user/streamed:None"]["train"]["rows"] == list(streamed)
     assert list(anchor["user/rt:None"]) == ["train"]
     assert anchor["user/rt:None"]["train"]["rows"] == ds.to_list()
     assert anchor["user/rt:None"]["train"]["features"] == ds.features.to_dict()

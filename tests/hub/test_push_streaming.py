@@ -109,8 +109,9 @@ def test_num_proc_writes_in_processes_the_same_files(
     assert shard_rows(hub_api, "user/two") == shard_rows(hub_api, "user/one")
 
 
+@pytest.mark.parametrize("num_shards", [8, None], ids=["cut", "by-content"])
 def test_a_stream_is_pushed_in_bounded_memory(
-    local_hub: LocalHubServer, monkeypatch: pytest.MonkeyPatch
+    local_hub: LocalHubServer, monkeypatch: pytest.MonkeyPatch, num_shards: int | None
 ) -> None:
     monkeypatch.setattr(_shards, "DEFAULT_BUFFER_BYTES", 2 << 20)
     text = "x" * 500
@@ -125,7 +126,7 @@ def test_a_stream_is_pushed_in_bounded_memory(
 
     ds = IterableDataset.from_generator(big, gen_kwargs={"shards": [0, 1, 2, 3]})
     baseline = pa.total_allocated_bytes()
-    result = ds.push_to_hub("user/big", num_shards=8, endpoint=local_hub.endpoint)
+    result = ds.push_to_hub("user/big", num_shards=num_shards, endpoint=local_hub.endpoint)
     assert result.num_rows == {"train": 80_000}  # ~40 MB in all
     assert peak[0] - baseline < 16 << 20
 
