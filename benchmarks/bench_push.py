@@ -6,10 +6,14 @@ repository with each library, alternating which goes first; the median of the
 rounds is reported. A last row times pushing the same data again: ours finds the
 fingerprint in the card and makes no commit; the anchor rewrites the shards and
 commits (its uploads are skipped, as the blobs are already stored).
-A second table counts the Parquet files and bytes each refresh uploads (blobs new to
-the repository) for a dataset of 100 JSON Lines files: first push, unchanged re-push,
-then one file appended and pushed again, ours and the anchor's.
-Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_push.py``.
+A second table counts what each refresh uploads for 100 JSON Lines files read as a
+Dataset, a filtered Dataset, a Dataset through an indices mapping (``select`` of a
+list) and an IterableDataset: first push, unchanged re-push, then one file appended
+and pushed again, ours and the anchor's. It counts the data files the commit adds or
+rewrites, and the Parquet blobs new to the repository with their bytes (a blob the
+Hub has is not sent again, whatever its path).
+Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_push.py`` (``... refresh``:
+the second table only).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 WORK = Path(tempfile.mkdtemp(prefix="bench-push-"))
@@ -91,22 +96,79 @@ def write_source(folder: Path, number: int) -> None:
     (folder / f"part-{number:04d}.jsonl").write_text("".join(lines))
 
 
-def uploaded(api: object, repo_id: str, before: dict[str, int]) -> tuple[int, int, dict[str, int]]:
-    """Parquet files and bytes new to ``repo_id`` since ``before`` (sha256 to size), and now."""
+def uploaded(
+    api: object, repo_id: str, before: dict[str, str]
+) -> tuple[int, int, int, dict[str, str]]:
+    """What the last push to ``repo_id`` changed since ``before`` (Parquet path to sha256).
+
+    Returns the paths added or rewritten (the commit's data files), the blobs new
+    to the repository and their bytes (what went over the wire), and the files now.
+    """
     tree = api.list_repo_tree(repo_id, recursive=True, repo_type="dataset")  # type: ignore[attr-defined]
-    now = {e.lfs.sha256: e.size for e in tree if e.path.endswith(".parquet") and e.lfs}
-    new = {sha: size for sha, size in now.items() if sha not in before}
-    return len(new), sum(new.values()), now
+    entries = [e for e in tree if e.path.endswith(".parquet") and e.lfs]
+    now = {e.path: e.lfs.sha256 for e in entries}
+    sizes = {e.lfs.sha256: e.size for e in entries}
+    paths = sum(1 for path, sha in now.items() if before.get(path) != sha)
+    new = {sha for sha in now.values() if sha not in set(before.values())}
+    return paths, len(new), sum(sizes[sha] for sha in new), now
 
 
-def refresh_costs(endpoint: str) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
-    """Files and bytes uploaded per refresh: (case, anchor's, ours)."""
+#: The kinds of dataset refreshed: (name, ours, anchor), each a function of the files.
+KINDS: list[tuple[str, Callable[[list[str]], Any], Callable[[list[str]], Any]]] = []
+
+
+def _kinds() -> None:
     import datasets
-    from huggingface_hub import HfApi
 
     from dagster_ds import load_dataset
 
+    def keep(row: dict[str, Any]) -> bool:
+        return row["id"] % 3 != 1
+
+    def every_other(ds: Any) -> Any:
+        return ds.select(range(0, len(ds), 2))  # a list of positions, not a range: a mapping
+
+    KINDS.extend(
+        [
+            (
+                "Dataset",
+                lambda files: load_dataset("json", data_files=files, split="train"),
+                lambda files: datasets.load_dataset("json", data_files=files, split="train"),
+            ),
+            (
+                "Dataset.filter",
+                lambda files: load_dataset("json", data_files=files, split="train").filter(keep),
+                lambda files: datasets.load_dataset("json", data_files=files, split="train").filter(
+                    keep
+                ),
+            ),
+            (
+                "Dataset.select(list)",
+                lambda files: every_other(load_dataset("json", data_files=files, split="train")),
+                lambda files: every_other(
+                    datasets.load_dataset("json", data_files=files, split="train")
+                ),
+            ),
+            (
+                "IterableDataset",
+                lambda files: load_dataset("json", data_files=files, split="train", streaming=True),
+                lambda files: datasets.load_dataset(
+                    "json", data_files=files, split="train", streaming=True
+                ),
+            ),
+        ]
+    )
+
+
+Cost = tuple[int, int, int]
+
+
+def refresh_costs(endpoint: str) -> list[tuple[str, str, Cost, Cost]]:
+    """Per kind and refresh: (kind, case, anchor's cost, ours) as `uploaded` counts."""
+    from huggingface_hub import HfApi
+
     api = HfApi(endpoint=endpoint, token=TOKEN)
+    _kinds()
     source = WORK / "refresh-source"
     source.mkdir()
     for number in range(REFRESH_FILES):
@@ -115,26 +177,42 @@ def refresh_costs(endpoint: str) -> list[tuple[str, tuple[int, int], tuple[int, 
     def files() -> list[str]:
         return sorted(str(path) for path in source.glob("*.jsonl"))
 
-    def push_ours() -> None:
-        ds = load_dataset("json", data_files=files(), split="train")
-        ds.push_to_hub("user/refresh-ours", token=TOKEN, endpoint=endpoint)
+    def push(name: str, kind: int, make: Callable[[list[str]], Any]) -> None:
+        ds = make(files())
+        repo_id = f"user/refresh-{kind}-{name}"
+        if name == "ours":
+            ds.push_to_hub(repo_id, token=TOKEN, endpoint=endpoint)
+        else:
+            ds.push_to_hub(repo_id, token=TOKEN)
 
-    def push_anchor() -> None:
-        ds = datasets.load_dataset("json", data_files=files(), split="train")
-        ds.push_to_hub("user/refresh-anchor", token=TOKEN)
-
-    seen = {"ours": {}, "anchor": {}}
-    rows: list[tuple[str, tuple[int, int], tuple[int, int]]] = []
-    for case in ("first push", "unchanged re-push", f"append 1 of {REFRESH_FILES} files"):
+    seen: dict[tuple[int, str], dict[str, str]] = {}
+    rows: list[tuple[str, str, Cost, Cost]] = []
+    cases = ("first push", "unchanged re-push", f"append 1 of {REFRESH_FILES} files")
+    for case in cases:
         if case.startswith("append"):
             write_source(source, REFRESH_FILES)
-        costs: dict[str, tuple[int, int]] = {}
-        for name, push in (("ours", push_ours), ("anchor", push_anchor)):
-            push()
-            count, size, seen[name] = uploaded(api, f"user/refresh-{name}", seen[name])
-            costs[name] = (count, size)
-        rows.append((case, costs["anchor"], costs["ours"]))
+        for kind, (label, ours, anchor) in enumerate(KINDS):
+            costs: dict[str, Cost] = {}
+            for name, make in (("ours", ours), ("anchor", anchor)):
+                push(name, kind, make)
+                repo_id = f"user/refresh-{kind}-{name}"
+                *cost, seen[kind, name] = uploaded(api, repo_id, seen.get((kind, name), {}))
+                costs[name] = (cost[0], cost[1], cost[2])
+            rows.append((label, case, costs["anchor"], costs["ours"]))
     return rows
+
+
+def print_refreshes(refreshes: list[tuple[str, str, Cost, Cost]]) -> None:
+    print(
+        f"\nUploaded per refresh ({REFRESH_FILES} JSON Lines files of {REFRESH_ROWS:,} rows): "
+        "data files the commit adds or rewrites,\nthen the Parquet blobs new to the repository "
+        "and their bytes (what goes over the wire)"
+    )
+    print(f"{'dataset':<21} {'refresh':<24} {'datasets':>22} {'dagster_ds':>22}")
+    for label, case, anchor, ours in refreshes:
+        theirs = f"{anchor[0]} / {anchor[1]} / {anchor[2]:,}"
+        mine = f"{ours[0]} / {ours[1]} / {ours[2]:,}"
+        print(f"{label:<21} {case:<24} {theirs:>22} {mine:>22}")
 
 
 def main() -> None:
@@ -207,14 +285,23 @@ def main() -> None:
     )
     print(f"rounds: datasets {[round(t, 2) for t in anchor_times]}, ours "
           f"{[round(t, 2) for t in ours_times]}")  # fmt: skip
-    print(
-        f"\nUploaded per refresh ({REFRESH_FILES} JSON Lines files of {REFRESH_ROWS:,} rows; "
-        "Parquet blobs new to the repository)"
-    )
-    print(f"{'refresh':<26} {'datasets files':>15} {'bytes':>12} {'ours files':>11} {'bytes':>12}")
-    for case, (anchor_files, anchor_bytes), (our_files, our_bytes) in refreshes:
-        print(f"{case:<26} {anchor_files:>15} {anchor_bytes:>12,} {our_files:>11} {our_bytes:>12,}")
+    print_refreshes(refreshes)
+
+
+def refresh_only() -> None:
+    """Only the refresh table (``bench_push.py refresh``)."""
+    server, endpoint = start_hub()
+    os.environ["HF_ENDPOINT"] = endpoint
+    try:
+        refreshes = refresh_costs(endpoint)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print_refreshes(refreshes)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["refresh"]:
+        refresh_only()
+    else:
+        main()

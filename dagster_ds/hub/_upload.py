@@ -179,7 +179,10 @@ def upload_chunk(
             )
             if plan.present_keys is not None:
                 written = [_keyed(shard, plan.present_keys, done) for shard in written]
-            pending += [shard for shard in written if shard.key not in (plan.present_keys or ())]
+            new = [shard for shard in written if shard.key not in (plan.present_keys or ())]
+            if on_progress is not None and len(new) < len(written):
+                on_progress(len(written) - len(new))  # already on the Hub: done
+            pending += new
             if sum(s.size for s in pending) >= GROUP_BYTES or len(pending) >= GROUP_FILES:
                 done += _upload(plan, pending, client)
                 if on_progress is not None:
