@@ -147,9 +147,11 @@ class StorageMethods:
 
         The Parquet files follow the dataset's shards
         (``<data_dir>/<split>-<rank>-<key>.parquet``: named by content, sorted in
-        row order), or the anchor's cut when ``num_shards`` or ``max_shard_size``
-        is given (``<split>-XXXXX-of-YYYYY-<key>.parquet``); a file already on the
-        Hub is not uploaded again. README.md has ``dataset_info`` and
+        row order; through an indices mapping, a file per shard of the rows it
+        selects), or the anchor's cut when ``num_shards`` or ``max_shard_size``
+        is given, or when a mapping goes back to an earlier shard (a shuffle:
+        its order is its content) (``<split>-XXXXX-of-YYYYY-<key>.parquet``); a
+        file already on the Hub is not uploaded again. README.md has ``dataset_info`` and
         ``configs``, so ``datasets.load_dataset(repo_id)`` reads it; other
         configs and splits on the Hub are kept. The card also records the
         fingerprint and lineage. If it already records this fingerprint for

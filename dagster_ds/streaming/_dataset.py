@@ -398,11 +398,16 @@ class IterableDataset(RowOperators, ColumnOperators):
 
         As `Dataset.push_to_hub` (layout, card with lineage, skip when the card
         already records this fingerprint, atomic commit), reading the stream once
-        in bounded memory. ``num_shards`` defaults to the dataset's shards; more
-        output shards than the dataset has are filled round robin (an output
-        shard may hold 0 rows); ``max_shard_size`` reads the stream once more to
-        measure it. ``num_proc`` writes shards in that many processes, each
-        reading whole source shards.
+        in bounded memory. By default a Parquet file per shard of the stream,
+        named by the content hash of the bytes written
+        (``<data_dir>/<split>-<rank>-<key>.parquet``, sorted in row order): a
+        file the split already has on the Hub is not uploaded again, so
+        appending a source file uploads one file. ``num_shards`` cuts the anchor's
+        way instead (``<split>-XXXXX-of-YYYYY-<key>.parquet``); more output
+        shards than the dataset has are filled round robin (an output shard may
+        hold 0 rows); ``max_shard_size`` reads the stream once more to measure
+        it. ``num_proc`` writes shards in that many processes, each reading
+        whole source shards.
 
         Example:
             >>> from dagster_ds.testing import LocalHubServer
