@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dagster_ds.hub._shards import ShardJob, plan_jobs, split_evenly, write_job
+from dagster_ds.hub._shards import ShardJob, plan_jobs, shard_runs, split_evenly, write_job
 
 SCHEMA = pa.schema([("row", pa.int64())])
 
@@ -124,3 +124,29 @@ def test_a_row_inserted_in_a_big_file_leaves_most_of_its_pages_as_they_were(
     assert _shared_blocks(old.read_bytes(), new.read_bytes()) > 0.6
     assert pq.read_table(old) == before
     assert pq.read_table(new) == after
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 5), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_a_mapping_in_shard_order_is_a_run_per_shard_it_takes_rows_from(
+    sizes: list[int], data: st.DataObject
+) -> None:
+    starts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    rows = data.draw(st.lists(st.integers(0, starts[-1] - 1), max_size=12)) if starts[-1] else []
+    shard_of = [next(s for s in range(len(sizes)) if starts[s] <= r < starts[s + 1]) for r in rows]
+
+    runs = shard_runs(pa.array(rows, pa.uint64()), starts)
+
+    if shard_of != sorted(shard_of):  # back to an earlier shard: no run per shard keeps the order
+        assert runs is None
+        return
+    assert runs is not None
+    assert [shard for shard, _, _ in runs] == sorted(set(shard_of))
+    assert [position for _, start, stop in runs for position in range(start, stop)] == list(
+        range(len(rows))
+    )
+    for shard, start, stop in runs:
+        assert set(shard_of[start:stop]) == {shard}
