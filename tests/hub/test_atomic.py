@@ -84,6 +84,60 @@ def test_a_push_killed_before_its_commit_changes_nothing_and_the_retry_reuses_up
     )
 
 
+KILLED_STREAM_PUSH = textwrap.dedent(
+    """
+    import os, signal, sys
+    import huggingface_hub
+    from dagster_ds.streaming import IterableDataset
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    huggingface_hub.HfApi.create_commit = killed  # die right before committing
+    IterableDataset.from_dict({"i": list(range(40))}, num_shards=4).push_to_hub(
+        sys.argv[1], endpoint=sys.argv[2]
+    )
+    """
+)
+
+
+def test_a_stream_push_killed_before_its_commit_is_retried_without_uploads(
+    local_hub: LocalHubServer, hub_api: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster_ds.streaming import IterableDataset
+
+    endpoint = local_hub.endpoint
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TMPDIR": str(tmp_path / "tmp")}
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_STREAM_PUSH, "user/atomic-stream", endpoint],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert not [f for f in hub_api.list_repo_files("user/atomic-stream", repo_type="dataset")
+                if f.endswith(".parquet")]  # fmt: skip
+
+    uploads: list[str] = []
+    real_upload = commit_api.lfs_upload  # pyright: ignore[reportPrivateImportUsage]
+
+    def counting_upload(operation: Any, **kwargs: Any) -> None:
+        uploads.append(operation.path_in_repo)
+        real_upload(operation=operation, **kwargs)
+
+    monkeypatch.setattr(commit_api, "lfs_upload", counting_upload)
+    stream = IterableDataset.from_dict({"i": list(range(40))}, num_shards=4)
+    retry = stream.push_to_hub("user/atomic-stream", endpoint=endpoint)
+
+    assert uploads == []  # the files, named by their bytes, were already on the Hub
+    assert len(retry.files) == 4
+    ours = load_dataset("user/atomic-stream", split="train", endpoint=endpoint)
+    assert ours.to_list() == list(stream)
+
+
 def test_a_push_that_lands_between_our_upload_and_commit_is_kept(
     local_hub: LocalHubServer,
     hub_api: Any,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import huggingface_hub._commit_api as commit_api
 import pytest
 
 from dagster_ds import Dataset, load_dataset
@@ -182,7 +183,7 @@ def stream_of(folder: Path) -> Any:
 
 
 def test_appending_one_of_100_files_to_a_stream_uploads_one_file(
-    local_hub: LocalHubServer, hub_api: Any, hundred_files: Path
+    local_hub: LocalHubServer, hub_api: Any, hundred_files: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     endpoint = local_hub.endpoint
     first = stream_of(hundred_files).filter(lambda x: x["id"] % 3 != 1)
@@ -193,6 +194,14 @@ def test_appending_one_of_100_files_to_a_stream_uploads_one_file(
 
     write_file(hundred_files, 100)
     appended = stream_of(hundred_files).filter(lambda x: x["id"] % 3 != 1)
+    sent: list[int] = []
+    real_upload = commit_api.lfs_upload  # pyright: ignore[reportPrivateImportUsage]
+
+    def counting_upload(operation: Any, **kwargs: Any) -> None:
+        sent.append(operation.upload_info.size)
+        real_upload(operation=operation, **kwargs)
+
+    monkeypatch.setattr(commit_api, "lfs_upload", counting_upload)
     result = appended.push_to_hub("user/stream-grow", endpoint=endpoint)
 
     after = data_blobs(hub_api, "user/stream-grow")
@@ -200,6 +209,8 @@ def test_appending_one_of_100_files_to_a_stream_uploads_one_file(
     assert len(added) == 1
     assert set(result.files) == added
     assert set(before) <= set(after)
+    tree = hub_api.list_repo_tree("user/stream-grow", "data", repo_type="dataset")
+    assert sent == [entry.size for entry in tree if entry.path in added]  # its bytes only
     assert result.num_rows == {"train": len(list(appended))}
     ours = load_dataset("user/stream-grow", split="train", endpoint=endpoint)
     assert ours.to_list() == list(appended)
