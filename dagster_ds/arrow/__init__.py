@@ -16,6 +16,7 @@ from dagster_ds.arrow._column_reuse import noting_column_reuse as noting_column_
 from dagster_ds.arrow._combine import concatenate_map_style as concatenate_map_style
 from dagster_ds.arrow._combine import interleave_map_style as interleave_map_style
 from dagster_ds.arrow._combine import merged_features as merged_features
+from dagster_ds.arrow._copied_records import record_copied_outputs as record_copied_outputs
 from dagster_ds.arrow._dataset import Dataset as Dataset
 from dagster_ds.arrow._dataset_sources import in_cache_dir as in_cache_dir
 from dagster_ds.arrow._dict import DatasetDict as DatasetDict
@@ -94,6 +95,7 @@ __internal__ = [
     "noting_column_reuse",
     "open_table_shard",
     "open_version",
+    "record_copied_outputs",
     "retain",
     "shard_bytes_of",
     "shard_table",

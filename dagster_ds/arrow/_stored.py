@@ -6,9 +6,11 @@ only some rows, the entry holding their positions; then the mapping, the
 features, the split, the format and the lineage. A shard whose table already
 is an entry of the same store is referenced (0 bytes copied); any other is
 written once, through the same writer as every cache entry, under a key
-derived from its fingerprint. Every guarantee of the cache (checksums, locks,
-leases, gc) therefore holds for stored versions, and a version one of whose
-entries is damaged or gone does not open: it is recomputed, never served.
+derived from its fingerprint; a copy records what the entry it copies
+recorded of its columns and its function's reads (`carried_metadata`). Every
+guarantee of the cache (checksums, locks, leases, gc) therefore holds for
+stored versions, and a version one of whose entries is damaged or gone does
+not open: it is recomputed, never served.
 
 The version's record embeds the manifest of every entry it references, and
 their total size: opening a version reads one manifest (its own) whatever
@@ -87,7 +89,7 @@ def adopt(store: CacheStore, dataset: Dataset) -> Dataset:
             shards.append(shard)
             continue
         features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
-        _copy_table(store, entry.key, shard.table, features)
+        _copy_table(store, entry.key, shard.table, features, carried=carried_metadata(shard))
         copied = store.lookup(entry.key)
         opened = open_table_shard(copied, store) if copied is not None else None
         if opened is None:
@@ -406,7 +408,8 @@ def _store_shard(
     if shard.table_entry is not None:
         table_key = shard.table_entry.key
         if not holds(store, shard.table_entry):
-            written += _copy_table(store, table_key, shard.table, features, manifests)
+            carried = carried_metadata(shard)
+            written += _copy_table(store, table_key, shard.table, features, manifests, carried)
         if shard.indices is not None:
             rows_key = _rows_entry(store, shard)
             if rows_key is None:
@@ -474,21 +477,61 @@ def _bases(store: CacheStore, key: str, manifests: dict[str, dict[str, Any]]) ->
         key = base
 
 
+#: What a table entry records of the function that made it (`_column_reads`):
+#: true of its rows wherever they are stored.
+CARRIED = ("column_reads", "read_fingerprints", "written", "column_key")
+
+
+def carried_metadata(shard: Shard) -> dict[str, Any]:
+    """What a copy of ``shard``'s table entry records as the entry did (read from no file).
+
+    The items of `CARRIED`, and the column fingerprints: the entry's own, and
+    for the columns it keeps in its base entry (see `_changed_columns`) the
+    base's, as the copy holds every column itself.
+    """
+    entry = shard.table_entry
+    if entry is None:
+        return {}
+    recorded = entry.metadata
+    carried: dict[str, Any] = {name: recorded[name] for name in CARRIED if name in recorded}
+    fingerprints = _column_fingerprints(entry, {each.key: each for each in shard.entries})
+    if fingerprints:
+        carried["column_fingerprints"] = fingerprints
+    return carried
+
+
+def _column_fingerprints(entry: CacheEntry, entries: Mapping[str, CacheEntry]) -> dict[str, str]:
+    """The column fingerprints ``entry`` recorded, with those of the columns its bases keep."""
+    recorded = entry.metadata_item("column_fingerprints")
+    found = dict(recorded) if isinstance(recorded, dict) else {}
+    base_key, kept = entry.metadata_item("base"), entry.metadata_item("base_columns")
+    base = entries.get(base_key) if isinstance(base_key, str) else None
+    if base is not None and base is not entry and isinstance(kept, list):
+        of_base = _column_fingerprints(base, {k: e for k, e in entries.items() if k != entry.key})
+        found.update({name: of_base[name] for name in kept if name in of_base})
+    return {str(name): value for name, value in found.items() if isinstance(value, str)}
+
+
 def _copy_table(
     store: CacheStore,
     key: str,
     rows: pa.Table | Shard,
     features: Features,
     manifests: dict[str, dict[str, Any]] | None = None,
+    carried: Mapping[str, Any] | None = None,
 ) -> int:
     """Write ``rows`` (a table, or a shard's rows) as a table entry under ``key``, once.
+
+    ``carried``: metadata of the entry the rows are copied from (`carried_metadata`),
+    recorded in the copy verbatim, so that the copy's column fingerprints and reads
+    are known without hashing them again (see `_column_reads`).
 
     Returns the bytes this call wrote: 0 when the entry existed, or another
     process wrote it first. The entries' manifests are added to ``manifests``.
     """
     built: list[bool] = []
 
-    def write(sink: TableSink) -> None:
+    def write(sink: TableSink) -> Mapping[str, Any]:
         built.append(True)
         total = rows.num_rows
         for start in range(0, total, _BATCH):
@@ -499,6 +542,7 @@ def _copy_table(
                 sink.write(rows.slice(start, stop - start))
         if sink.num_rows == 0:
             sink.write(features.arrow_schema.empty_table())
+        return dict(carried or {})
 
     transform = Transform("store", (), key, HashNode("stored", "stored rows", key))
     shard, _ = shard_table(transform, write, lambda _schema: features, store=store)

@@ -25,16 +25,22 @@ import os
 import sqlite3
 import statistics
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import version_record
-from dagster_ds.cache import CacheStore, cache_root, format_size
-from dagster_ds.orchestration._changes import NOTHING_CHANGED, describe_changes, recipe_tree
+from dagster_ds.arrow import VERSION_KIND, version_record
+from dagster_ds.cache import CacheEntry, CacheStore, cache_root, format_size
+from dagster_ds.orchestration._changes import (
+    NOTHING_CHANGED,
+    describe_changes,
+    recipe_tree,
+    recorded_parents,
+)
+from dagster_ds.orchestration._column_plan import planned_column_reuse
 from dagster_ds.orchestration._hidden import affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, latest_materializations
 from dagster_ds.orchestration._refresh import AssetRefresh, Observe, RefreshPlan, refresh_plan
@@ -285,8 +291,9 @@ class _StepPlanner:
         recipe = self._recipe(unit, definition, spec) if store is not None else None
         if recipe is None or store is None:
             return self._run(unit, (unit.reason,), None, earlier)
-        fingerprint, tree, pending = recipe
-        why = describe_changes(store, unit.key, fingerprint, tree, earlier)
+        fingerprint, tree, pending, reuse = recipe
+        parents = self._parent_versions(definition, spec, unit.partition, store, pending)
+        why = describe_changes(store, unit.key, fingerprint, tree, earlier, parents)
         if pending:  # what else changed, in the run's words; those parents' versions come later
             said = tuple(f"parent '{parameter}'" for parameter in pending)
             why = [line for line in why if not line.startswith(said)]
@@ -294,7 +301,62 @@ class _StepPlanner:
             return self._run(unit, tuple(why), None, earlier)
         if version_record(store.cache, store.version_key(unit.key, fingerprint)) is not None:
             return AssetStep(name, unit.partition, "skip", (NOTHING_CHANGED,), recipe=fingerprint)
+        if reuse:
+            why += self._column_reuse(store, unit.key, earlier, parents)
         return self._run(unit, tuple(why), fingerprint, earlier)
+
+    def _parent_versions(
+        self,
+        definition: dg.AssetsDefinition,
+        spec: Any,
+        partition: str | None,
+        store: DatasetStore,
+        pending: Sequence[str],
+    ) -> dict[str, CacheEntry]:
+        """The stored versions the step would read, by parameter (as the run names them).
+
+        Only the parents stored in ``store`` whose version is known now (not refreshed
+        first), each from its manifest: no lease, no usage record, no data file.
+        """
+        found: dict[str, CacheEntry] = {}
+        for parameter in spec.parameters:
+            parent = definition.keys_by_input_name.get(parameter)
+            if parent is None or parameter in pending or parameter in spec.ignore_args:
+                continue
+            if parent not in self.repository.assets_defs_by_key:
+                continue  # a source: loaded by the run, not a stored version
+            parent_def = self._partitions_def(parent)
+            materialization = self._latest(parent, partition if parent_def is not None else None)
+            recipe = (
+                recorded_value(materialization.metadata, DatasetMetadataKey.RECIPE)
+                if materialization is not None
+                else None
+            )
+            if not isinstance(recipe, str):
+                continue
+            key = store.version_key(parent, recipe)
+            manifest = store.cache.manifest(key)
+            entry = store.cache.known_entry(key, manifest.to_json()) if manifest else None
+            if entry is not None and entry.metadata_item("kind") == VERSION_KIND:
+                found[parameter] = entry
+        return found
+
+    def _column_reuse(
+        self,
+        store: DatasetStore,
+        key: dg.AssetKey,
+        earlier: dg.AssetMaterialization | None,
+        parents: Mapping[str, CacheEntry],
+    ) -> list[str]:
+        """What the run will reuse by read columns (see `planned_column_reuse`)."""
+        recipe = recorded_value(earlier.metadata, DatasetMetadataKey.RECIPE) if earlier else None
+        if not isinstance(recipe, str) or not parents:
+            return []
+        previous = version_record(store.cache, store.version_key(key, recipe))
+        if previous is None:
+            return []
+        new = {parameter: entry.key for parameter, entry in parents.items()}
+        return planned_column_reuse(store.cache, previous, recorded_parents(previous), new)
 
     def _unchanged(
         self,
@@ -353,12 +415,14 @@ class _StepPlanner:
 
     def _recipe(
         self, unit: AssetRefresh, definition: dg.AssetsDefinition, spec: Any
-    ) -> tuple[str, Any, list[str]] | None:
-        """The recipe the step would compute, its tree, and the parameters whose parent runs first.
+    ) -> tuple[str, Any, list[str], bool] | None:
+        """The recipe the step would compute, its tree, the parents run first, and column reuse.
 
-        A parent that runs first counts with a placeholder version: the recipe is
-        then not the step's, but the tree still says what else changed. None: the
-        recipe cannot be known before the run.
+        The last: whether its outputs may be reused by their read columns (no
+        hidden input declared, as the run decides). A parent that runs first
+        counts with a placeholder version: the recipe is then not the step's, but
+        the tree still says what else changed. None: the recipe cannot be known
+        before the run.
         """
         if spec is None or spec.code_version is None:
             return None
@@ -393,7 +457,7 @@ class _StepPlanner:
             spec.version_salt,
             unit.partition,
         )
-        return fingerprint, tree, pending
+        return fingerprint, tree, pending, not any(hidden.digests.values())
 
     def _parent_version(
         self, definition: dg.AssetsDefinition, parameter: str, partition: str | None

@@ -12,6 +12,12 @@ on its old version (what was copied is unreferenced and gc takes it).
 A version is promoted only when the code PROD deploys would compute it: the
 asset's code version in PROD's definitions must be the one DEV's version was
 made with.
+
+The copies keep what DEV recorded of their columns (fingerprints, the columns
+their function read, the parent versions they were computed from), and PROD
+records the transforms whose outputs they are (`record_copied_outputs`): PROD's
+next run over a parent whose labels alone changed says which column changed and
+reuses the outputs that did not read it, as DEV would.
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ds.arrow import version_record
+from dagster_ds.arrow import Dataset, record_copied_outputs, version_record
 from dagster_ds.errors import CacheEntryDamagedError, DatasetNotStoredError, OrchestrationError
 from dagster_ds.fingerprint import HashNode
+from dagster_ds.orchestration._changes import recorded_parents
 from dagster_ds.orchestration._history import kept_metadata, kept_tags
 from dagster_ds.orchestration._partitions import latest_materialization
 from dagster_ds.orchestration.io_manager import DatasetStore, fingerprints_of
@@ -151,6 +158,7 @@ def promote(
             dataset,
             hash_tree=HashNode.from_dict(tree) if isinstance(tree, dict) else None,
             partition=record.get("partition") if isinstance(record.get("partition"), str) else None,
+            parents=recorded_parents(record),
         )
     except CacheEntryDamagedError as error:
         raise OrchestrationError(
@@ -165,6 +173,8 @@ def promote(
             " was recorded in production. Verify the development store ('dagster-ds cache"
             " verify') and materialize the asset again there."
         )
+    if isinstance(dataset, Dataset):  # production's next run of its transforms finds the copies
+        record_copied_outputs(prod.cache, dataset)
     metadata: dict[str, Any] = {
         **kept_metadata(promotion.version.metadata),
         DatasetMetadataKey.PATH.value: dg.MetadataValue.path(prod.path_for(key, promotion.recipe)),

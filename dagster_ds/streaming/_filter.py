@@ -76,7 +76,7 @@ class FilterNode(UnaryNode):
                 kept = batch
             elif row_wise:
                 hand = hand_on and immutable(batch.schema)
-                given, rows = function_rows(batch, rows, hand, call, observe=True)
+                given, rows = function_rows(batch, rows, hand, call)
                 mask = list(map(bool, call.each(given, index)))
                 reads = union_reads(reads, observed_reads(given, call.input_columns))
                 if rows is not None:

@@ -46,9 +46,11 @@ from dagster_ds.streaming._rowwise import (
 class MapNode(UnaryNode):
     """Rows updated by a function. State: ``{"child": position, "index": examples read}``.
 
-    Per example, each input batch is turned into Python rows once (or taken from a
-    per-example child, see `dagster_ds.streaming._rowwise`) and the outputs back into
-    one Arrow batch (only when needed, when the rows are handed on). Batched, the input
+    Per example, the function gets lazy rows of each input batch (a column becomes
+    Python when first read, and the reads are recorded for lineage); the rows handed
+    on are converted once or taken from a per-example child (see
+    `dagster_ds.streaming._rowwise`), and the outputs become one Arrow batch (only
+    when needed, when the rows are handed on). Batched, the input
     is regrouped into exactly ``batch_size`` rows (the last group may be smaller)
     whatever the input's batches, so the function sees the same batches after a resume.
     """

@@ -9,8 +9,11 @@ hands on the rows it made, updated with its outputs, instead of the consumer cal
 ``to_pylist`` again. The rows handed on always equal ``arrow_of(batch).to_pylist()``
 of the batch handed on:
 
-- the user's function gets shallow copies (or, with ``input_columns``, the values
-  only), so whatever it does to its dicts never reaches the rows handed on;
+- the user's function gets `LazyRow` examples of the Arrow batch (built then if
+  it was deferred), so its reads are seen for lineage as in a Dataset's map, and
+  it types its outputs as the operator not handing rows on (a returned example's
+  unread columns keep their Arrow values); with ``input_columns`` it gets the
+  values only. Whatever it does to its examples never reaches the rows handed on;
 - rows are handed on only when every column's Python values are immutable (numbers,
   strings, bytes, dates...), so the copies share no list or dict with them;
 - a map's new values are handed on as they are only when Arrow would give them back
@@ -68,24 +71,27 @@ def _immutable_type(arrow_type: pa.DataType) -> bool:
 
 
 def function_rows(
-    batch: Batch, rows: Rows | None, hand_on: bool, call: FunctionCall, *, observe: bool = False
+    batch: Batch, rows: Rows | None, hand_on: bool, call: FunctionCall
 ) -> tuple[Rows, Rows | None]:
     """The rows to pass to the function, and the rows to hand on (None: hand on none).
 
-    ``rows`` are the batch's rows if the child made them, else the call's formatter
-    makes them (decoded values). Without ``hand_on`` the function gets them
-    themselves, as a fresh conversion; with ``observe`` (a filter's, whose rows are
-    not its output) as `LazyRow` examples, whose reads are seen.
+    The function gets `LazyRow` examples of the Arrow batch (built if it was
+    deferred), whose reads are seen as in a Dataset's map or filter, and the rows
+    handed on are plain dicts apart from them: ``rows`` if the child made them,
+    else the call's formatter makes them (decoded values). With ``input_columns``
+    and rows handed on, it gets their immutable values instead (its reads are
+    those columns).
     """
-    if rows is None:
-        data = arrow_of(batch)
-        lazy = observe and not hand_on
-        rows = call.formatter.function_rows(data) if lazy else call.formatter.rows(data)
-    if not hand_on:
-        return rows, None
-    if call.input_columns is not None:  # the function gets immutable values, not the dicts
+    if hand_on and call.input_columns is not None:
+        rows = _plain_rows(batch, rows, call)
         return rows, rows
-    return list(map(dict.copy, rows)), rows
+    given = call.formatter.function_rows(arrow_of(batch))
+    return given, _plain_rows(batch, rows, call) if hand_on else None
+
+
+def _plain_rows(batch: Batch, rows: Rows | None, call: FunctionCall) -> Rows:
+    """The batch's rows as dicts: ``rows`` if the child made them, else converted now."""
+    return rows if rows is not None else call.formatter.rows(arrow_of(batch))
 
 
 def arrow_type(values: list[Any]) -> pa.DataType | None:

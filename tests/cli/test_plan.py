@@ -181,3 +181,51 @@ def test_a_location_that_cannot_be_planned_says_how_to_give_one(
     monkeypatch.delenv("DAGSTER_HOME")
     assert "set it to your Dagster instance's folder" in _run("-f", str(two), "-a", "b").output
     assert os.environ.get("DAGSTER_HOME") is None
+
+
+LABELS = """
+from dagster_ds import Dataset, load_dataset
+from dagster_ds.orchestration import DatasetIOManager, dataset_asset
+import dagster as dg
+
+FILES = {files!r}
+
+
+@dataset_asset(fingerprint_inputs=FILES)
+def raw() -> Dataset:
+    return load_dataset("json", data_files=FILES, split="train", shard_bytes=0)
+
+
+@dataset_asset
+def lengths(raw: Dataset) -> Dataset:
+    return raw.map(lambda batch: {{"n": [len(t) for t in batch["text"]]}}, batched=True)
+
+
+defs = dg.Definitions(assets=[raw, lengths], resources={{"io_manager": DatasetIOManager()}})
+"""
+
+
+def test_the_plan_names_a_changed_parent_column_and_the_map_that_will_reuse_by_columns(
+    tmp_path: Path, home: Path
+) -> None:
+    files = [tmp_path / f"part-{index}.jsonl" for index in range(3)]
+    for index, path in enumerate(files):
+        path.write_text("".join(f'{{"text": "t{index}-{i}", "label": 0}}\n' for i in range(4)))
+    location = tmp_path / "labels.py"
+    location.write_text(LABELS.format(files=[str(path) for path in files]))
+    assets = _load(location)
+    job = assets.resolve_implicit_global_asset_job_def()
+    with dg.DagsterInstance.get() as instance:
+        assert job.execute_in_process(instance=instance).success
+        files[1].write_text("".join(f'{{"text": "t1-{i}", "label": 1}}\n' for i in range(4)))
+        raw_only = [dg.AssetKey("raw")]
+        assert job.execute_in_process(instance=instance, asset_selection=raw_only).success
+
+    planned = _run("-f", str(location), "--select", "key:lengths")
+
+    assert planned.exit_code == 0, planned.output
+    assert "parent 'raw': column 'label' changed in 1 of 3 shards" in planned.output
+    assert (
+        "map writing 'n' reads only 'text': will reuse 1 of 1 changed shards by their read"
+        " columns (3 in all)" in planned.output
+    )

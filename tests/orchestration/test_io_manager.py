@@ -15,19 +15,21 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 from urllib.parse import unquote
 
 import dagster as dg
 import pyarrow as pa
 import pytest
 
-from dagster_ds import Dataset
+from dagster_ds import Dataset, load_dataset
+from dagster_ds.arrow import changed_shards, version_record
+from dagster_ds.cache import cache_root
 from dagster_ds.errors import DatasetNotStoredError
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore
 from tests.conftest import s3_requests
-from tests.orchestration._chain import build
-from tests.orchestration.conftest import data_version, latest, metadata_value
+from tests.orchestration._chain import build, record
+from tests.orchestration.conftest import data_version, latest, metadata_value, write_jsonl
 
 CHAIN = ["cleaned", "tokens", "counts"]
 
@@ -489,3 +491,40 @@ def test_two_concurrent_refreshes_on_s3_both_succeed_with_the_same_data_versions
 
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
+
+
+def _n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+    record(f"n_chars:{len(batch['text'])}")
+    return {"n_chars": [len(text) for text in batch["text"]]}
+
+
+def test_adopted_shards_keep_their_column_records_so_changes_are_named_and_reused(
+    tmp_path: Path, body_calls: Callable[[], list[str]]
+) -> None:
+    folder = tmp_path / "data"
+    for index in range(3):
+        write_jsonl(
+            folder / f"part-{index}.jsonl",
+            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
+        )
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    source, target = DatasetStore(str(tmp_path / "source")), DatasetStore(str(tmp_path / "target"))
+    key = dg.AssetKey("lengths")
+
+    def stored() -> dict[str, Any]:
+        """The version stored in ``target`` of the map over the files loaded in ``source``."""
+        with cache_root(source.root):
+            raw = load_dataset("json", data_files=files, split="train", shard_bytes=0)
+        with cache_root(target.root):
+            lengths = target.adopt(raw).map(_n_chars, batched=True)
+        target.save(key, lengths)
+        return version_record(target.cache, target.version_key(key, lengths.fingerprint)) or {}
+
+    old = stored()
+    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    calls = len(body_calls())
+    new = stored()
+
+    assert body_calls()[calls:] == []  # n_chars reads only text: reused by its read columns
+    found = changed_shards(target.cache, old, new)
+    assert (found.changed, found.columns, found.unrecorded) == (1, {"label": 1}, 0)

@@ -9,14 +9,21 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
 
-from dagster_ds.orchestration import DatasetIOManager, DatasetStore, fingerprint_refresh_schedule
+from dagster_ds import Dataset, load_dataset
+from dagster_ds.orchestration import (
+    DatasetIOManager,
+    DatasetStore,
+    dataset_asset,
+    fingerprint_refresh_schedule,
+)
 from dagster_ds.orchestration._changes import NOTHING_CHANGED
 from dagster_ds.orchestration._plan import PLAN_TAG, Plan, plan_refresh
-from tests.orchestration._chain import build
+from tests.orchestration._chain import build, record
 from tests.orchestration.conftest import ROWS, latest, metadata_value, write_jsonl
 
 SELECTION = dg.AssetSelection.assets("counts").upstream()
@@ -339,3 +346,61 @@ def _latest_partition(
     ).records
     assert records[0].asset_materialization is not None
     return records[0].asset_materialization
+
+
+def _label_assets(folder: Path) -> list[dg.AssetsDefinition]:
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+
+    @dataset_asset(fingerprint_inputs=files)
+    def raw() -> Dataset:
+        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
+
+    @dataset_asset
+    def lengths(raw: Dataset) -> Dataset:
+        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+            record(f"n_chars:{len(batch['text'])}")
+            return {"n_chars": [len(text) for text in batch["text"]]}
+
+        return raw.map(n_chars, batched=True)
+
+    return [raw, lengths]
+
+
+def test_a_plan_names_the_parent_columns_that_changed_and_what_their_readers_reuse(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    folder, storage = tmp_path / "data", tmp_path / "storage"
+    for index in range(3):
+        rows = [{"text": f"t{index}-{i}", "label": 0} for i in range(5)]
+        write_jsonl(folder / f"part-{index}.jsonl", rows)
+    assets = _label_assets(folder)
+    resources = {"io_manager": DatasetIOManager(base_dir=str(storage))}
+    defs = dg.Definitions(assets=assets, resources=resources)
+    assert dg.materialize(assets, instance=instance, resources=resources).success
+    # A label corrected in one file, and the parent refreshed (its own schedule, say).
+    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    assert dg.materialize(assets, instance=instance, resources=resources, selection=["raw"]).success
+    files, events = _files(storage), _events(instance)
+
+    plan = plan_refresh(
+        defs.get_repository_def(),
+        instance,
+        dg.AssetSelection.assets("lengths"),
+        store=DatasetStore(str(storage)),
+    )
+
+    assert (_files(storage), _events(instance)) == (files, events)  # the plan wrote nothing
+    (step,) = plan.steps
+    assert step.action == "run"
+    column = "parent 'raw': column 'label' changed in 1 of 3 shards"
+    planned = "map writing 'n_chars' reads only 'text': will reuse 1 of 1 changed shards"
+    assert step.why[-2:] == (column, f"{planned} by their read columns (3 in all)")
+
+    calls = len(body_calls())
+    assert dg.materialize(
+        assets, instance=instance, resources=resources, selection=["lengths"]
+    ).success
+    assert body_calls()[calls:] == []  # reused, as planned
+    reused = "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)"
+    changed = metadata_value(latest(instance, "lengths"), CHANGED)
+    assert changed == "; ".join([*step.why[:-1], reused])  # the plan's words, then the run's

@@ -10,11 +10,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
 
-from dagster_ds import Dataset
+from dagster_ds import Dataset, load_dataset
 from dagster_ds.errors import OrchestrationError
 from dagster_ds.orchestration import (
     DatasetIOManager,
@@ -207,3 +208,57 @@ def test_a_promote_killed_at_any_moment_leaves_production_old_or_new_never_half(
         assert metadata_value(recorded, "dagster_ds/recipe") == recipe
         assert prod.load(DOUBLED, recipe)["twice"] == [2 * n for n in range(20_000)]
     assert _tree_digest(Path(dev.root)) == dev_before  # development's data is untouched
+
+
+def _labelled(files: list[str]) -> list[dg.AssetsDefinition]:
+    @dataset_asset(fingerprint_inputs=files)
+    def raw() -> Dataset:
+        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
+
+    @dataset_asset
+    def lengths(raw: Dataset) -> Dataset:
+        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+            record(f"n_chars:{len(batch['text'])}")
+            return {"n_chars": [len(text) for text in batch["text"]]}
+
+        return raw.map(n_chars, batched=True)
+
+    return [raw, lengths]
+
+
+def test_promoted_shards_keep_their_column_records_so_production_names_changed_columns(
+    tmp_path: Path,
+    instance: dg.DagsterInstance,
+    prod_instance: dg.DagsterInstance,
+    body_calls: Callable[[], list[str]],
+) -> None:
+    folder = tmp_path / "data"
+    for index in range(3):
+        write_jsonl(
+            folder / f"part-{index}.jsonl",
+            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
+        )
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    dev, prod = DatasetStore(str(tmp_path / "dev")), DatasetStore(str(tmp_path / "prod"))
+    assets = _labelled(files)
+    assert dg.materialize(
+        assets, instance=instance, resources={"io_manager": DatasetIOManager(base_dir=dev.root)}
+    ).success
+    keys = [dg.AssetKey("raw"), dg.AssetKey("lengths")]
+    for step in plan_promotion(instance, dev, prod_instance, keys, _code_versions(assets)):
+        promote(step, dev, prod, prod_instance)
+
+    # A label corrected in one file; production refreshes from the promoted versions.
+    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    calls = len(body_calls())
+    assert dg.materialize(
+        _labelled(files),
+        instance=prod_instance,
+        resources={"io_manager": DatasetIOManager(base_dir=prod.root)},
+    ).success
+    changed = str(metadata_value(latest(prod_instance, "lengths"), "dagster_ds/changed"))
+    assert "parent 'raw': column 'label' changed in 1 of 3 shards" in changed
+    assert "no column fingerprints" not in changed
+    # n_chars reads only text: its promoted output is reused by its read columns.
+    assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed
+    assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []

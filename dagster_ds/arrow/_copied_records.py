@@ -1,0 +1,70 @@
+"""Outputs copied from another store are recorded there as their transform's outputs.
+
+A version stored from another store's entries (a promote) copies each shard's
+table entry under its own key, with what its function read and the column
+fingerprints (`_stored.carried_metadata`). A later run of the same transform
+over a changed input finds outputs to reuse by their read columns only among
+those its outputs record names, through the transform's index
+(`_output_records`): without a record in the target store, the copies would be
+found by their own keys (an unchanged input shard) but never by their columns.
+
+The copies' entries say which transform made them (its name and hash tree, the
+same for every output of it over one dataset), so the record and index are
+written in the target store as that transform's run there would have written
+them, naming the copies' own manifests. A transform the target store already
+records is left as it is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dagster_ds.arrow._output_records import OutputsRecord, record_key
+from dagster_ds.arrow._results import Transform
+from dagster_ds.cache import CacheStore
+from dagster_ds.fingerprint import HashNode
+
+if TYPE_CHECKING:
+    from dagster_ds.arrow._dataset import Dataset
+
+
+def record_copied_outputs(store: CacheStore, dataset: Dataset) -> int:
+    """Record in ``store`` the transforms whose outputs ``dataset``'s shards are; how many.
+
+    ``dataset``: as opened from the store its shards were copied from (their
+    entries' metadata is known from there: no file is read). Only the outputs
+    of maps and filters (which recorded their reads) held in ``store`` count.
+
+    Example:
+        >>> import tempfile
+        >>> from dagster_ds.arrow import Dataset
+        >>> record_copied_outputs(CacheStore(tempfile.mkdtemp()), Dataset.from_dict({"a": [1]}))
+        0
+    """
+    made: dict[str, tuple[Transform, list[str]]] = {}
+    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
+        entry = shard.table_entry
+        if entry is None:
+            continue
+        tree, name = entry.metadata_item("hash_tree"), entry.metadata_item("transform")
+        if not isinstance(tree, dict) or not isinstance(name, str):
+            continue
+        if "column_reads" not in entry.metadata:
+            continue  # not a map's or filter's output
+        node = HashNode.from_dict(tree)  # pyright: ignore[reportUnknownArgumentType]
+        transform = made.setdefault(node.digest, (Transform(name, (), node.digest, node), []))
+        if entry.key not in transform[1]:
+            transform[1].append(entry.key)
+    recorded = 0
+    for transform, keys in made.values():
+        if store.manifest(record_key(transform)) is not None:
+            continue
+        manifests: list[dict[str, Any]] = []
+        for key in keys:
+            manifest = store.manifest(key)
+            if manifest is not None:
+                manifests.append(dict(manifest.to_json()))
+        if manifests:
+            OutputsRecord(transform, {}, exact=False).write(store, manifests)
+            recorded += 1
+    return recorded
