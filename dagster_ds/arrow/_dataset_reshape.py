@@ -15,7 +15,6 @@ import pyarrow.compute as pc
 from dagster_ds.arrow._column_lineage import flattened_column_sources, record, same_column_sources
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.errors import AnchorDifferenceWarning, InvalidArgumentError
-from dagster_ds.streaming import group_runs, rows_differ
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -236,6 +235,8 @@ def _batch_runs(
         )
 
     def write(sink: TableSink) -> None:
+        from dagster_ds.streaming import group_runs, rows_differ  # the streaming engine
+
         table = dataset._read(slice(None))  # pyright: ignore[reportPrivateUsage]
         cut = table.num_rows
         if drop_last_batch and batch_size and batch_size > 0 and table.num_rows % batch_size:
