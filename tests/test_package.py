@@ -64,6 +64,7 @@ _NOT_LOADED_BY_A_RERUN = (
     "dagster_ds.formats._parquet",
     "dagster_ds.formats._write",  # the writers
     "filelock",  # locks are taken to build an entry, never to read one
+    "tarfile",  # only to list the members of a .tar data file
     "dagster_ds.hub",
     "huggingface_hub",
     "dagster",
