@@ -10,7 +10,6 @@ import warnings
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from dagster_ds.arrow._column_lineage import flattened_column_sources, record, same_column_sources
 from dagster_ds.arrow._entries import TableSink
@@ -171,6 +170,8 @@ class ReshapeMethods:
             >>> ds.features["c"].names, ds["c"][:]
             (['a', 'b'], [1, 0, 1])
         """
+        import pyarrow.compute as pc
+
         from dagster_ds.features import ClassLabel, Features, Value
 
         dataset = _as_dataset(self)
@@ -295,6 +296,8 @@ def _flattened(table: pa.Table, max_depth: int, names: list[str]) -> pa.Table:
 
 
 def _bools_as_text(table: pa.Table, column: str) -> pa.Table:
+    import pyarrow.compute as pc
+
     values = pc.if_else(table.column(column), "True", "False")
     return table.set_column(table.column_names.index(column), column, values)
 
@@ -322,6 +325,8 @@ class LabelMethods:
             >>> Dataset.from_dict({"a": [2, 1, 2]}).unique("a")
             [2, 1]
         """
+        import pyarrow.compute as pc
+
         dataset = _as_dataset(self)
         dataset._require_columns([column], "unique")  # pyright: ignore[reportPrivateUsage]
         values: pa.ChunkedArray = dataset.with_format("arrow")[column]
@@ -375,6 +380,8 @@ class LabelMethods:
 
 
 def _renumbered(table: pa.Table, column: str, lookup: pa.Array) -> pa.Table:
+    import pyarrow.compute as pc
+
     values: Any = table.column(column).combine_chunks()
     if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
         flat = pc.take(lookup, values.values)
