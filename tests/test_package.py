@@ -32,7 +32,7 @@ def test_a_cached_rerun_loads_only_what_it_uses(run_python: RunPython, tmp_path:
     scheduled run is): load JSON Lines files, a batched map, a filter. It loads neither
     the streaming engine, `DatasetDict`, combine and diff, nor the file readers and
     writers (the cache holds the rows), nor filelock (nothing is built), nor
-    pyarrow.compute, nor anything of the Hub, Dagster or pandas."""
+    pyarrow.compute or pyarrow.parquet, nor anything of the Hub, Dagster or pandas."""
     for index in range(3):
         rows = (json.dumps({"id": index * 10 + row, "text": "x" * row}) for row in range(10))
         (tmp_path / f"part-{index}.jsonl").write_text("\n".join(rows) + "\n")
@@ -66,6 +66,7 @@ _NOT_LOADED_BY_A_RERUN = (
     "filelock",  # locks are taken to build an entry, never to read one
     "tarfile",  # only to list the members of a .tar data file
     "pyarrow.compute",  # its import generates the compute functions (about 40 ms)
+    "pyarrow.parquet",  # a JSON source and an Arrow cache need no Parquet
     "dagster_ds.hub",
     "huggingface_hub",
     "dagster",

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from dagster_ds.errors import ColumnNotFoundError, FormatOptionError, InvalidFilterError
 
@@ -16,7 +15,8 @@ if TYPE_CHECKING:
 
 DEFAULT_BATCH_SIZE = 10_000
 
-# A string: pyarrow.compute (about 40 ms to import) loads at its first use, not here.
+# A string: pyarrow.compute (about 40 ms to import) and pyarrow.parquet load at their
+# first use, not here.
 Filters: TypeAlias = "pc.Expression | Sequence[Any]"
 
 
@@ -57,6 +57,7 @@ class ReadStats:
 def to_expression(filters: Filters | None) -> pc.Expression | None:
     """A filter as an Arrow expression, from DNF tuples or an Expression."""
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
     if filters is None or isinstance(filters, pc.Expression):
         return filters
