@@ -1,17 +1,20 @@
 """dagster_ds: datasets-style transforms as fingerprinted, cached Dagster assets.
 
 Importing this package is light: it imports neither dagster nor huggingface_hub.
-Dagster integration lives in `dagster_ds.orchestration`.
+Dagster integration lives in `dagster_ds.orchestration`. `DatasetDict` and
+the streaming engine (`IterableDataset`, `concatenate_datasets`, `interleave_datasets`)
+are imported at the first use of one of their names: a process that loads one split
+and transforms it does not load them.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from dagster_ds.arrow import Column as Column
 from dagster_ds.arrow import Dataset as Dataset
-from dagster_ds.arrow import DatasetDict as DatasetDict
 from dagster_ds.arrow import DatasetInfo as DatasetInfo
 from dagster_ds.arrow import NamedSplit as NamedSplit
 from dagster_ds.arrow import Split as Split
-from dagster_ds.combine import concatenate_datasets as concatenate_datasets
-from dagster_ds.combine import interleave_datasets as interleave_datasets
 from dagster_ds.errors import CastError as CastError
 from dagster_ds.errors import ClassLabelError as ClassLabelError
 from dagster_ds.errors import ColumnMismatchError as ColumnMismatchError
@@ -57,10 +60,24 @@ from dagster_ds.fingerprint import generate_random_fingerprint as generate_rando
 from dagster_ds.fingerprint import update_fingerprint as update_fingerprint
 from dagster_ds.load import load_dataset as load_dataset
 from dagster_ds.load import load_from_disk as load_from_disk
-from dagster_ds.streaming import IterableDataset as IterableDataset
-from dagster_ds.streaming import IterableDatasetDict as IterableDatasetDict
+
+if _typing.TYPE_CHECKING:
+    from dagster_ds.arrow import DatasetDict as DatasetDict
+    from dagster_ds.combine import concatenate_datasets as concatenate_datasets
+    from dagster_ds.combine import interleave_datasets as interleave_datasets
+    from dagster_ds.streaming import IterableDataset as IterableDataset
+    from dagster_ds.streaming import IterableDatasetDict as IterableDatasetDict
 
 __version__ = "0.1.0"
+
+#: Public names imported at their first use, each from its module.
+_LAZY = {
+    "DatasetDict": "dagster_ds.arrow",
+    "IterableDataset": "dagster_ds.streaming",
+    "IterableDatasetDict": "dagster_ds.streaming",
+    "concatenate_datasets": "dagster_ds.combine",
+    "interleave_datasets": "dagster_ds.combine",
+}
 
 __all__ = [
     "Array2D",
@@ -119,3 +136,16 @@ __all__ = [
     "load_from_disk",
     "update_fingerprint",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """A lazily imported public name (see `_LAZY`), kept in the module once imported."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from dagster_ds.arrow import (
     DEFAULT_SHARD_BYTES,
     Dataset,
-    DatasetDict,
     file_transforms,
     in_cache_dir,
     load_split,
@@ -34,6 +33,7 @@ from dagster_ds.formats import (
 )
 
 if TYPE_CHECKING:
+    from dagster_ds.arrow import DatasetDict
     from dagster_ds.streaming import IterableDataset, IterableDatasetDict
 
 __all__ = ["load_dataset", "load_from_disk"]
@@ -271,7 +271,11 @@ def _load_dataset(
         )
         for wanted_split in wanted
     }
-    return loaded[split] if split is not None else DatasetDict(loaded)
+    if split is not None:
+        return loaded[split]
+    from dagster_ds.arrow import DatasetDict  # imported at its first use
+
+    return DatasetDict(loaded)
 
 
 def load_from_disk(
@@ -288,7 +292,7 @@ def load_from_disk(
         >>> load_from_disk(folder)["a"][:]
         [1]
     """
-    from dagster_ds.arrow import is_saved_dataset_dict
+    from dagster_ds.arrow import DatasetDict, is_saved_dataset_dict
 
     if is_saved_dataset_dict(str(dataset_path), storage_options):
         return DatasetDict.load_from_disk(dataset_path, keep_in_memory, storage_options)

@@ -5,7 +5,13 @@ Example:
     >>> ds = Dataset.from_dict({"text": ["a", "bb"]})
     >>> ds.filter(lambda x: len(x["text"]) > 1).num_rows
     1
+
+`DatasetDict` and the engine's combine, diff and parts functions are imported at the
+first use of one of their names: a process that never uses them does not load them.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from dagster_ds.arrow._column import Column as Column
 from dagster_ds.arrow._column_reuse import ReuseNote as ReuseNote
@@ -13,19 +19,9 @@ from dagster_ds.arrow._column_reuse import column_reuse_off as column_reuse_off
 from dagster_ds.arrow._column_reuse import noting_column_reuse as noting_column_reuse
 
 # Internal: for the other dagster_ds packages only; not public API.
-from dagster_ds.arrow._combine import concatenate_map_style as concatenate_map_style
-from dagster_ds.arrow._combine import interleave_map_style as interleave_map_style
-from dagster_ds.arrow._combine import merged_features as merged_features
 from dagster_ds.arrow._copied_records import record_copied_outputs as record_copied_outputs
 from dagster_ds.arrow._dataset import Dataset as Dataset
 from dagster_ds.arrow._dataset_sources import in_cache_dir as in_cache_dir
-from dagster_ds.arrow._dict import DatasetDict as DatasetDict
-from dagster_ds.arrow._dict_disk import is_saved_dataset_dict as is_saved_dataset_dict
-from dagster_ds.arrow._diff import ShardChanges as ShardChanges
-from dagster_ds.arrow._diff import VersionDiff as VersionDiff
-from dagster_ds.arrow._diff import changed_shards as changed_shards
-from dagster_ds.arrow._diff import diff_records as diff_records
-from dagster_ds.arrow._diff import diff_versions as diff_versions
 from dagster_ds.arrow._entries import TableSink as TableSink
 from dagster_ds.arrow._files import file_transforms as file_transforms
 from dagster_ds.arrow._files import load_split as load_split
@@ -37,7 +33,6 @@ from dagster_ds.arrow._info import NamedSplit as NamedSplit
 from dagster_ds.arrow._info import Split as Split
 from dagster_ds.arrow._parallel import Piece as Piece
 from dagster_ds.arrow._parallel import ShardWork as ShardWork
-from dagster_ds.arrow._parts import dataset_of_parts as dataset_of_parts
 from dagster_ds.arrow._results import Transform as Transform
 from dagster_ds.arrow._results import open_table_shard as open_table_shard
 from dagster_ds.arrow._results import shard_table as shard_table
@@ -58,6 +53,19 @@ from dagster_ds.arrow._stored import store_version as store_version
 from dagster_ds.arrow._stored import version_intact as version_intact
 from dagster_ds.arrow._stored import version_record as version_record
 from dagster_ds.fingerprint import LineageStep as LineageStep
+
+if _typing.TYPE_CHECKING:
+    from dagster_ds.arrow._combine import concatenate_map_style as concatenate_map_style
+    from dagster_ds.arrow._combine import interleave_map_style as interleave_map_style
+    from dagster_ds.arrow._combine import merged_features as merged_features
+    from dagster_ds.arrow._dict import DatasetDict as DatasetDict
+    from dagster_ds.arrow._dict_disk import is_saved_dataset_dict as is_saved_dataset_dict
+    from dagster_ds.arrow._diff import ShardChanges as ShardChanges
+    from dagster_ds.arrow._diff import VersionDiff as VersionDiff
+    from dagster_ds.arrow._diff import changed_shards as changed_shards
+    from dagster_ds.arrow._diff import diff_records as diff_records
+    from dagster_ds.arrow._diff import diff_versions as diff_versions
+    from dagster_ds.arrow._parts import dataset_of_parts as dataset_of_parts
 
 __all__ = ["Column", "Dataset", "DatasetDict", "DatasetInfo", "LineageStep", "NamedSplit", "Split"]
 
@@ -106,3 +114,31 @@ __internal__ = [
     "version_intact",
     "version_record",
 ]
+
+#: Names imported at their first use, each from its module.
+_LAZY = {
+    "concatenate_map_style": "dagster_ds.arrow._combine",
+    "interleave_map_style": "dagster_ds.arrow._combine",
+    "merged_features": "dagster_ds.arrow._combine",
+    "DatasetDict": "dagster_ds.arrow._dict",
+    "is_saved_dataset_dict": "dagster_ds.arrow._dict_disk",
+    "ShardChanges": "dagster_ds.arrow._diff",
+    "VersionDiff": "dagster_ds.arrow._diff",
+    "changed_shards": "dagster_ds.arrow._diff",
+    "diff_records": "dagster_ds.arrow._diff",
+    "diff_versions": "dagster_ds.arrow._diff",
+    "dataset_of_parts": "dagster_ds.arrow._parts",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """A lazily imported name (see `_LAZY`), kept in the module once imported."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

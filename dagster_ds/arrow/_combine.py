@@ -15,7 +15,6 @@ from dagster_ds.arrow._results import Transform, table_result
 from dagster_ds.errors import DuplicateColumnError, InvalidArgumentError, RowCountMismatchError
 from dagster_ds.features import Features, conform, unify_schemas
 from dagster_ds.fingerprint import LineageStep, fingerprint_transform
-from dagster_ds.streaming import SourceDraws
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -160,6 +159,8 @@ def _sampled(
             f"interleave_datasets: a dataset with a non-zero probability is empty (lengths "
             f"{lengths}); remove it or give it probability 0."
         )
+    from dagster_ds.streaming import SourceDraws  # the streaming engine: only here
+
     draws = SourceDraws(seed, probabilities)
     taken = [0] * count
     exhausted = [not drawable[i] for i in range(count)]

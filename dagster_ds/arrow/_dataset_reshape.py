@@ -10,12 +10,10 @@ import warnings
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from dagster_ds.arrow._column_lineage import flattened_column_sources, record, same_column_sources
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.errors import AnchorDifferenceWarning, InvalidArgumentError
-from dagster_ds.streaming import group_runs, rows_differ
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -172,6 +170,8 @@ class ReshapeMethods:
             >>> ds.features["c"].names, ds["c"][:]
             (['a', 'b'], [1, 0, 1])
         """
+        import pyarrow.compute as pc
+
         from dagster_ds.features import ClassLabel, Features, Value
 
         dataset = _as_dataset(self)
@@ -236,6 +236,8 @@ def _batch_runs(
         )
 
     def write(sink: TableSink) -> None:
+        from dagster_ds.streaming import group_runs, rows_differ  # the streaming engine
+
         table = dataset._read(slice(None))  # pyright: ignore[reportPrivateUsage]
         cut = table.num_rows
         if drop_last_batch and batch_size and batch_size > 0 and table.num_rows % batch_size:
@@ -294,6 +296,8 @@ def _flattened(table: pa.Table, max_depth: int, names: list[str]) -> pa.Table:
 
 
 def _bools_as_text(table: pa.Table, column: str) -> pa.Table:
+    import pyarrow.compute as pc
+
     values = pc.if_else(table.column(column), "True", "False")
     return table.set_column(table.column_names.index(column), column, values)
 
@@ -321,6 +325,8 @@ class LabelMethods:
             >>> Dataset.from_dict({"a": [2, 1, 2]}).unique("a")
             [2, 1]
         """
+        import pyarrow.compute as pc
+
         dataset = _as_dataset(self)
         dataset._require_columns([column], "unique")  # pyright: ignore[reportPrivateUsage]
         values: pa.ChunkedArray = dataset.with_format("arrow")[column]
@@ -374,6 +380,8 @@ class LabelMethods:
 
 
 def _renumbered(table: pa.Table, column: str, lookup: pa.Array) -> pa.Table:
+    import pyarrow.compute as pc
+
     values: Any = table.column(column).combine_chunks()
     if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
         flat = pc.take(lookup, values.values)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import pyarrow as pa
 
 from dagster_ds.features import features_to_schema_metadata, json_decoders
-from dagster_ds.formats import open_writer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,6 +34,8 @@ def export(
 
     ``path`` may be a file object opened in binary mode (as the anchor's ``path_or_buf``).
     """
+    from dagster_ds.formats import open_writer  # the writers: only to export
+
     schema = dataset.features.arrow_schema
     if file_format in ("arrow", "parquet"):  # the features, as the anchor's files hold them
         schema = schema.with_metadata(features_to_schema_metadata(dataset.features))

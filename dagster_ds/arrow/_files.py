@@ -43,7 +43,6 @@ from dagster_ds.formats import (
     ResolvedFile,
     fingerprint_each_file,
     infer_format,
-    iter_batches,
     resolve_data_files,
 )
 from dagster_ds.progress import progress_bar
@@ -120,6 +119,8 @@ def load_split(
         group: Sequence[ResolvedFile], head: Transform | None
     ) -> Callable[[TableSink], dict[str, Any]]:
         def write(table_sink: TableSink) -> dict[str, Any]:
+            from dagster_ds.formats import iter_batches  # the readers: only to read files
+
             sink = FingerprintingSink(table_sink)
             for file in group[-1:] if _stored_head(store, head, sink) else group:
                 for batch in iter_batches(

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from dagster_ds.arrow._column_lineage import filter_column_sources, record
 from dagster_ds.arrow._column_reads import ShardReads, reads_of, recorded_reads, transform_base
@@ -119,6 +118,8 @@ class _FilterJob:
 
         With what the predicate read, to record (see `_column_reads`).
         """
+        import pyarrow.compute as pc
+
         log = ShardReads()
         if self.function is None:
             return pa.array(range(shard.num_rows), pa.uint64()), {}
@@ -172,6 +173,8 @@ class _FilterJob:
 
 
 def _as_mask(verdicts: Any, expected: int, where: str) -> pa.Array:
+    import pyarrow.compute as pc
+
     if isinstance(verdicts, pa.ChunkedArray):
         verdicts = verdicts.combine_chunks()
     if not isinstance(verdicts, pa.Array):

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from dagster_ds.arrow._results import indices_result, plan
 from dagster_ds.arrow._shards import Shard, offsets
@@ -23,6 +22,8 @@ def select_rows(
     dataset: Dataset, indices: Sequence[int] | pa.Array, new_fingerprint: str | None
 ) -> Dataset:
     """``dataset`` restricted to the rows at ``indices`` (see `Dataset.select`)."""
+    import pyarrow.compute as pc
+
     if (
         isinstance(indices, range)
         and indices.step == 1
@@ -113,6 +114,8 @@ def sort_rows(
     new_fingerprint: str | None,
 ) -> Dataset:
     """``dataset`` ordered by columns (see `Dataset.sort`)."""
+    import pyarrow.compute as pc
+
     names = [column_names] if isinstance(column_names, str) else list(column_names)
     dataset._require_columns(names, "sort(column_names=...)")  # pyright: ignore[reportPrivateUsage]
     flags = [reverse] * len(names) if isinstance(reverse, bool) else list(reverse)

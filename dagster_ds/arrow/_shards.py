@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import xxhash
 
 if TYPE_CHECKING:
@@ -174,6 +173,8 @@ def offsets(shards: Sequence[Shard]) -> list[int]:
 
 def concatenate(shards: Sequence[Shard], schema: pa.Schema) -> tuple[pa.Table, pa.Array | None]:
     """The shards' tables as one table (zero-copy), and the rows of it they hold (None: all)."""
+    import pyarrow.compute as pc
+
     tables = [conform_table(shard.table, schema) for shard in shards]
     table = pa.concat_tables(tables) if len(tables) != 1 else tables[0]
     if all(shard.indices is None for shard in shards):

@@ -24,14 +24,15 @@ import contextlib
 import secrets
 import threading
 import time
-from typing import Literal
-
-import filelock
+from typing import TYPE_CHECKING, Literal
 
 from dagster_ds.cache._identity import Owner, current_owner
 from dagster_ds.cache._json import dumps, parse_object
 from dagster_ds.cache._layout import Layout
 from dagster_ds.cache._storage import Storage
+
+if TYPE_CHECKING:
+    import filelock
 
 LockMode = Literal["auto", "flock", "lease"]
 LOCK_MODES: tuple[LockMode, ...] = ("auto", "flock", "lease")
@@ -54,6 +55,8 @@ class EntryLock(abc.ABC):
 
 class FileEntryLock(EntryLock):
     def __init__(self, path: str, mode: LockMode, stale_after: float) -> None:
+        import filelock  # its 20 modules load when a lock is first taken, not at import
+
         self.path = path
         if mode == "lease":
             self._lock: filelock.BaseFileLock = filelock.SoftFileLease(
@@ -63,6 +66,8 @@ class FileEntryLock(EntryLock):
             self._lock = filelock.FileLock(path, poll_interval=_POLL)
 
     def acquire(self, timeout: float | None) -> bool:
+        import filelock
+
         try:
             self._lock.acquire(timeout=-1 if timeout is None else timeout)
         except filelock.Timeout:

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
 import pyarrow as pa
-import pyarrow.compute
 
 from dagster_ds.errors import ColumnMismatchError
 from dagster_ds.features._checks import (
@@ -32,9 +31,9 @@ from dagster_ds.features._mapping import contains_class_label, feature_to_arrow_
 from dagster_ds.features._media import Media
 from dagster_ds.features._types import ClassLabel, FeatureType, Json, LargeList, List, Value
 
-# The compute functions are generated at run time; their stubs reject scalar arguments
-# (``pc.less(array, 3)``) that pyarrow accepts.
-pc: Any = pyarrow.compute
+# pyarrow.compute is imported where it is used (its import generates the compute
+# functions: about 40 ms), and bound as ``pc: Any``: their stubs reject scalar
+# arguments (``pc.less(array, 3)``) that pyarrow accepts.
 
 
 def check_columns(actual: Sequence[str], expected: Sequence[str], *, what: str = "table") -> None:
@@ -204,6 +203,9 @@ def _cast_struct(
 
 
 def _cast_list(array: pa.Array, feature: List | LargeList, where: Where) -> pa.Array:
+    import pyarrow.compute
+
+    pc: Any = pyarrow.compute
     target = feature_to_arrow_type(feature)
     kind = array.type
     if not (
@@ -240,6 +242,9 @@ def _cast_list(array: pa.Array, feature: List | LargeList, where: Where) -> pa.A
 
 
 def _cast_json(array: pa.Array, where: Where) -> pa.Array:
+    import pyarrow.compute
+
+    pc: Any = pyarrow.compute
     target = pa.json_()
     if isinstance(array.type, pa.JsonType):
         return array

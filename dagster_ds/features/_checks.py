@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 import pyarrow as pa
-import pyarrow.compute
 
 from dagster_ds.errors import CastError
 
@@ -29,9 +28,9 @@ _FLOAT_WIDTH = {
     "double": 64,
 }
 
-# The compute functions are generated at run time; their stubs reject scalar arguments
-# (``pc.less(array, 3)``) that pyarrow accepts.
-pc: Any = pyarrow.compute
+# pyarrow.compute is imported where it is used (its import generates the compute
+# functions: about 40 ms), and bound as ``pc: Any``: their stubs reject scalar
+# arguments (``pc.less(array, 3)``) that pyarrow accepts.
 
 
 @dataclass(frozen=True)
@@ -46,6 +45,9 @@ class Where:
 
     def items(self, offsets: pa.Array) -> Where:
         """The items of a list array whose list ``r`` spans ``offsets[r]:offsets[r+1]``."""
+        import pyarrow.compute
+
+        pc: Any = pyarrow.compute
 
         def row(index: int) -> int:
             owner = pc.sum(pc.less_equal(offsets, index)).as_py() - 1  # pyright: ignore[reportAttributeAccessIssue]
@@ -135,6 +137,9 @@ def value_error(
 
 def first_true(mask: pa.Array) -> int:
     """The index of the first true value of a boolean array (nulls count as false), or -1."""
+    import pyarrow.compute
+
+    pc: Any = pyarrow.compute
     found: int = pc.index(pc.fill_null(mask, False), True).as_py()  # pyright: ignore[reportAssignmentType]
     return found
 
@@ -171,6 +176,9 @@ def _hint(source: pa.DataType, target: pa.DataType, column: str) -> str:
 
 def cast_primitive(array: pa.Array, target: pa.DataType, where: Where) -> pa.Array:
     """Cast a non-nested array to a non-nested type, refusing any silent loss."""
+    import pyarrow.compute
+
+    pc: Any = pyarrow.compute
     source = array.type
     if source == target:
         return array
@@ -234,6 +242,9 @@ def cast_primitive(array: pa.Array, target: pa.DataType, where: Where) -> pa.Arr
 
 def _lossy(array: pa.Array, result: pa.Array, target: pa.DataType) -> pa.Array | None:
     """A mask of the values Arrow changed silently, or None when the cast cannot lose any."""
+    import pyarrow.compute
+
+    pc: Any = pyarrow.compute
     source = array.type
     types = pa.types
     numeric = types.is_integer(source) or types.is_floating(source) or types.is_decimal(source)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute
 
 from dagster_ds.features._checks import (
     Where,
@@ -21,9 +20,9 @@ if TYPE_CHECKING:
 
 _INT_PATTERN = r"^[+-]?[0-9]+$"
 
-# The compute functions are generated at run time; their stubs reject scalar arguments
-# (``pc.less(array, 3)``) that pyarrow accepts.
-pc: Any = pyarrow.compute
+# pyarrow.compute is imported where it is used (its import generates the compute
+# functions: about 40 ms), and bound as ``pc: Any``: their stubs reject scalar
+# arguments (``pc.less(array, 3)``) that pyarrow accepts.
 
 
 def cast_labels(array: pa.Array, label: ClassLabel, where: Where) -> pa.Array:
@@ -36,6 +35,9 @@ def cast_labels(array: pa.Array, label: ClassLabel, where: Where) -> pa.Array:
         CastError: a name not in ``label.names``, an id out of range, or data that
             holds no labels (nested); the message names the row and its value.
     """
+    import pyarrow.compute
+
+    pc: Any = pyarrow.compute
     if isinstance(array, pa.DictionaryArray):
         array = array.dictionary_decode()
     if isinstance(array, pa.ExtensionArray):
@@ -75,6 +77,9 @@ def cast_labels(array: pa.Array, label: ClassLabel, where: Where) -> pa.Array:
 
 def _labels_from_names(strings: pa.Array, label: ClassLabel) -> pa.Array:
     """Names (also with spaces around, or integer strings in range) to labels; null if unknown."""
+    import pyarrow.compute
+
+    pc: Any = pyarrow.compute
     names = pa.array(label.names, pa.string())
     labels = pc.index_in(strings, value_set=names).cast(pa.int64())
     if first_true(pc.and_(pc.is_valid(strings), pc.is_null(labels))) < 0:

@@ -21,7 +21,6 @@ import struct
 from collections.abc import Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import xxhash
 
 ArrowData = pa.Table | pa.RecordBatch | pa.Array | pa.ChunkedArray
@@ -45,6 +44,8 @@ class _ColumnStreams:
 
     def feed(self, column: pa.ChunkedArray) -> None:
         """Append the values of ``column`` (whose type is ``self.type`` once normalised)."""
+        import pyarrow.compute as pc
+
         column = _normalise(column)
         if column.num_chunks > 1:  # one buffer per stream: no Python work per chunk
             column = pa.chunked_array([column.combine_chunks()], column.type)
@@ -115,6 +116,8 @@ def _hashable_type(arrow_type: pa.DataType) -> pa.DataType:
 
 def _normalise(column: pa.ChunkedArray) -> pa.ChunkedArray:
     """Decode dictionary, run-end, view and extension columns to plain layouts."""
+    import pyarrow.compute as pc
+
     if isinstance(column.type, pa.BaseExtensionType):
         storage = [chunk.storage for chunk in column.chunks]  # pyright: ignore[reportAttributeAccessIssue]
         return _normalise(pa.chunked_array(storage, column.type.storage_type))  # pyright: ignore[reportCallIssue, reportArgumentType]

@@ -18,13 +18,17 @@ Example:
     ...     (batch for file in files for batch in iter_batches(file)), folder + "/train.parquet"
     ... )
     3
+
+The readers and writers of each format are imported at the first use of one of their
+names: a process that reads its splits from the cache does not load them.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from dagster_ds.formats._batches import DEFAULT_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from dagster_ds.formats._batches import Filters as Filters
 from dagster_ds.formats._batches import ReadStats as ReadStats
-from dagster_ds.formats._csv import iter_csv_batches as iter_csv_batches
-from dagster_ds.formats._csv_write import CsvWriter as CsvWriter
 from dagster_ds.formats._file import ResolvedFile as ResolvedFile
 from dagster_ds.formats._fingerprint import fingerprint_each_file as fingerprint_each_file
 from dagster_ds.formats._fingerprint import fingerprint_files as fingerprint_files
@@ -32,27 +36,31 @@ from dagster_ds.formats._infer import FORMATS as FORMATS
 from dagster_ds.formats._infer import infer_compression as infer_compression
 from dagster_ds.formats._infer import infer_format as infer_format
 from dagster_ds.formats._io import is_file_object as is_file_object
-from dagster_ds.formats._ipc import ArrowIpcWriter as ArrowIpcWriter
-from dagster_ds.formats._ipc import iter_arrow_batches as iter_arrow_batches
-from dagster_ds.formats._json import iter_json_batches as iter_json_batches
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.formats._json_depth import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
-from dagster_ds.formats._json_write import JsonWriter as JsonWriter
-from dagster_ds.formats._parquet import RowGroup as RowGroup
-from dagster_ds.formats._parquet import iter_parquet_batches as iter_parquet_batches
-from dagster_ds.formats._parquet import list_row_groups as list_row_groups
-from dagster_ds.formats._parquet import read_parquet_schema as read_parquet_schema
-from dagster_ds.formats._parquet import read_row_group as read_row_group
-from dagster_ds.formats._parquet_write import ParquetWriter as ParquetWriter
-from dagster_ds.formats._read import iter_batches as iter_batches
 from dagster_ds.formats._resolve import DataFiles as DataFiles
 from dagster_ds.formats._resolve import resolve_data_files as resolve_data_files
-from dagster_ds.formats._sink import BatchWriter as BatchWriter
-from dagster_ds.formats._text import TextWriter as TextWriter
-from dagster_ds.formats._text import iter_text_batches as iter_text_batches
-from dagster_ds.formats._write import open_writer as open_writer
-from dagster_ds.formats._write import write_batches as write_batches
+
+if _typing.TYPE_CHECKING:
+    from dagster_ds.formats._csv import iter_csv_batches as iter_csv_batches
+    from dagster_ds.formats._csv_write import CsvWriter as CsvWriter
+    from dagster_ds.formats._ipc import ArrowIpcWriter as ArrowIpcWriter
+    from dagster_ds.formats._ipc import iter_arrow_batches as iter_arrow_batches
+    from dagster_ds.formats._json import iter_json_batches as iter_json_batches
+    from dagster_ds.formats._json_write import JsonWriter as JsonWriter
+    from dagster_ds.formats._parquet import RowGroup as RowGroup
+    from dagster_ds.formats._parquet import iter_parquet_batches as iter_parquet_batches
+    from dagster_ds.formats._parquet import list_row_groups as list_row_groups
+    from dagster_ds.formats._parquet import read_parquet_schema as read_parquet_schema
+    from dagster_ds.formats._parquet import read_row_group as read_row_group
+    from dagster_ds.formats._parquet_write import ParquetWriter as ParquetWriter
+    from dagster_ds.formats._read import iter_batches as iter_batches
+    from dagster_ds.formats._sink import BatchWriter as BatchWriter
+    from dagster_ds.formats._text import TextWriter as TextWriter
+    from dagster_ds.formats._text import iter_text_batches as iter_text_batches
+    from dagster_ds.formats._write import open_writer as open_writer
+    from dagster_ds.formats._write import write_batches as write_batches
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -91,3 +99,38 @@ __internal__ = [
     "fingerprint_each_file",
     "is_file_object",
 ]
+
+#: Names imported at their first use, each from its module.
+_LAZY = {
+    "iter_csv_batches": "dagster_ds.formats._csv",
+    "CsvWriter": "dagster_ds.formats._csv_write",
+    "ArrowIpcWriter": "dagster_ds.formats._ipc",
+    "iter_arrow_batches": "dagster_ds.formats._ipc",
+    "iter_json_batches": "dagster_ds.formats._json",
+    "JsonWriter": "dagster_ds.formats._json_write",
+    "RowGroup": "dagster_ds.formats._parquet",
+    "iter_parquet_batches": "dagster_ds.formats._parquet",
+    "list_row_groups": "dagster_ds.formats._parquet",
+    "read_parquet_schema": "dagster_ds.formats._parquet",
+    "read_row_group": "dagster_ds.formats._parquet",
+    "ParquetWriter": "dagster_ds.formats._parquet_write",
+    "iter_batches": "dagster_ds.formats._read",
+    "BatchWriter": "dagster_ds.formats._sink",
+    "TextWriter": "dagster_ds.formats._text",
+    "iter_text_batches": "dagster_ds.formats._text",
+    "open_writer": "dagster_ds.formats._write",
+    "write_batches": "dagster_ds.formats._write",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """A lazily imported name (see `_LAZY`), kept in the module once imported."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

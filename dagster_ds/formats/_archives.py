@@ -8,8 +8,6 @@ such as ``zip://train.jsonl::data.zip``): nothing is extracted to disk.
 from __future__ import annotations
 
 import posixpath
-import tarfile
-import zipfile
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -42,6 +40,9 @@ def expand_archives(
 
 
 def _members(url: str, kind: str, storage_options: Mapping[str, Any] | None) -> list[ResolvedFile]:
+    import tarfile  # only for archives (the errors their readers raise)
+    import zipfile
+
     import fsspec
 
     try:

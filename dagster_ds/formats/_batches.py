@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from dagster_ds.errors import ColumnNotFoundError, FormatOptionError, InvalidFilterError
 
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+
 DEFAULT_BATCH_SIZE = 10_000
 
-Filters: TypeAlias = pc.Expression | Sequence[Any]
+# A string: pyarrow.compute (about 40 ms to import) and pyarrow.parquet load at their
+# first use, not here.
+Filters: TypeAlias = "pc.Expression | Sequence[Any]"
 
 
 @dataclass
@@ -53,6 +56,9 @@ class ReadStats:
 
 def to_expression(filters: Filters | None) -> pc.Expression | None:
     """A filter as an Arrow expression, from DNF tuples or an Expression."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     if filters is None or isinstance(filters, pc.Expression):
         return filters
     try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from dagster_ds.errors import FormatOptionError, MalformedFileError
 from dagster_ds.formats._lines import excerpt
@@ -98,6 +97,8 @@ def _refuse(url: str, number: int, text: bytes, max_depth: int) -> NoReturn:
 
 
 def _first_too_deep(block: bytes, start: int, limit: int) -> int | None:
+    import pyarrow.compute as pc
+
     data = pa.py_buffer(block)[start:]
     values = pa.Array.from_buffers(pa.uint8(), len(data), [None, data])
     opens = pc.or_(pc.equal(values, _byte("{")), pc.equal(values, _byte("[")))
