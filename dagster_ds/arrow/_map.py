@@ -138,7 +138,7 @@ class _ShardWrite:
         else:
             self.job.write_range(written, self.shard, self.start, 0, self.shard.num_rows, self.bar)
         recorded = recorded_reads(self.job.log, self.shard, self.job.base(self.start))
-        return {**recorded, "column_fingerprints": written.digests.hexdigests()}
+        return {**recorded, "column_fingerprints": written.hexdigests()}
 
 
 class _MapJob:

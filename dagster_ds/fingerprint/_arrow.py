@@ -233,7 +233,7 @@ class ColumnDigests:
 
     def __init__(self) -> None:
         self._streams: dict[str, tuple[pa.DataType, _ColumnStreams]] | None = None
-        # Tables fed but not hashed yet: hashed a window at a time (per-call costs add up).
+        # Small tables fed but not hashed yet: hashed a window at a time (per-call costs add up).
         self._pending: list[pa.Table] = []
         self._pending_bytes = 0
 
@@ -242,9 +242,12 @@ class ColumnDigests:
         data = table if isinstance(table, pa.Table) else pa.Table.from_batches([table])
         if self._pending and not data.schema.equals(self._pending[0].schema):
             self._flush()
+        size = data.get_total_buffer_size()
         self._pending.append(data)
-        self._pending_bytes += data.get_total_buffer_size()
-        if self._pending_bytes >= _WINDOW_BYTES:
+        self._pending_bytes += size
+        # Large tables are hashed at once (not held until a window fills): their chunks
+        # are hashed in place, and the caller may free them.
+        if self._pending_bytes >= _WINDOW_BYTES or size >= _COMBINE_BELOW * data.num_columns:
             self._flush()
 
     def _flush(self) -> None:
