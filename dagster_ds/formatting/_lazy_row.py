@@ -153,10 +153,18 @@ class LazyRow(MutableMapping[str, Any]):
         return self._with({**values, **self._keys()})
 
     def __ior__(self, other: Any) -> LazyRow:
-        values = _plain(other)
+        self.update(other)
+        return self
+
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        """Set the columns of ``other`` (a mapping or key-value pairs) and ``kwargs``, as a dict's.
+
+        One call for them all (the mixin's sets one key at a time); another lazy
+        row's values are read whole.
+        """
+        values = {**_plain(other), **kwargs} if other else kwargs
         self._own().update(values)
         self._columns.set_names.update(values)
-        return self
 
     # -- what the function did ---------------------------------------------------
 

@@ -6,10 +6,11 @@ import gc
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from dagster_ds import Dataset
-from dagster_ds.formatting._lazy_row import collection_paused
+from dagster_ds.formatting._lazy_row import collection_paused, lazy_rows, read_columns
 
 ROWS = 60_000
 
@@ -76,3 +77,16 @@ def test_a_collector_paused_by_the_caller_stays_paused() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_update_sets_columns_as_a_dict_does_and_reads_none() -> None:
+    rows = lazy_rows(pa.table({"a": [1, 2], "b": ["x", "y"]}))
+    row = rows[0]
+    row.update({"a": 5}, c=1)
+    row.update([("d", 2)])
+    assert read_columns(rows) == frozenset()
+    assert row == {"a": 5, "b": "x", "c": 1, "d": 2}
+    other = lazy_rows(pa.table({"e": [3]}))
+    rows[1].update(other[0])  # another lazy row's values are read
+    assert read_columns(other) == {"e"}
+    assert rows[1]["e"] == 3
