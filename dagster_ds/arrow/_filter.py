@@ -18,7 +18,7 @@ from dagster_ds.arrow._results import plan, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.fingerprint import HashNode
-from dagster_ds.formatting import ReadSet, awaited_all, collection_paused, observed_reads
+from dagster_ds.formatting import ReadSet, awaited_all, observed_reads, older_generations_held
 from dagster_ds.parallel import ShardExecutor
 from dagster_ds.progress import progress_bar
 
@@ -156,7 +156,7 @@ class _FilterJob:
             verdict = awaited_all([function(*call, **self.fn_kwargs)])[0]
             reads = observed_reads(batch, columns)
             return _as_mask(verdict, table.num_rows, where), reads
-        with collection_paused():  # the rows die inside: see `collection_paused`
+        with older_generations_held():  # the rows die inside: see `older_generations_held`
             verdicts, reads = self._per_example(inputs, offset, lazy)
         return _as_mask(verdicts, table.num_rows, where), reads
 

@@ -31,11 +31,11 @@ from dagster_ds.features import Features, arrow_type_to_feature, cast_table
 from dagster_ds.fingerprint import HashNode
 from dagster_ds.formatting import (
     FunctionCall,
-    collection_paused,
     deleted_columns,
     function_output,
     merge,
     observed_reads,
+    older_generations_held,
     per_example_output,
 )
 from dagster_ds.parallel import ShardExecutor, in_processes
@@ -305,7 +305,7 @@ class _MapJob:
         else:
             # Once every column is read in this shard, reads need not be seen: plain rows.
             lazy = not self.log.read_all(inputs.schema.names)
-            with collection_paused():  # the rows die inside: see `collection_paused`
+            with older_generations_held():  # the rows die inside: see `older_generations_held`
                 output, reads = self._per_example(inputs, offset, lazy, where)
         self.log.add(reads, output.schema.names if output is not None else (), removed)
         if output is not None:

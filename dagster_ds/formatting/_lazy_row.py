@@ -18,7 +18,7 @@ Lazy rows are objects the cyclic garbage collector tracks, one per example, wher
 the eager conversion's dicts of plain values are not tracked at all: a batch of
 them alive across collections is promoted to the oldest generation, and full
 collections then come every few batches (a third of a narrow per-example map's
-CPU). A batch's rows live inside `collection_paused`, so none of them is promoted.
+CPU). A batch's rows live inside `older_generations_held`, so none is promoted.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import operator
+import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -211,30 +212,49 @@ def lazy_rows(table: pa.Table | pa.RecordBatch) -> list[LazyRow]:
     return rows
 
 
-@contextlib.contextmanager
-def collection_paused() -> Generator[None]:
-    """Pause the cyclic garbage collector while one batch of `lazy_rows` is alive.
+# `older_generations_held`: how many callers hold them, and the thresholds to restore.
+_HOLD = threading.Lock()
+_holders = 0
+_restore: tuple[int, int, int] | None = None
+# A generation-1 threshold never reached: no collection of the older generations.
+_NEVER = 1 << 30
 
-    Reference counting still frees every row when its batch is done; cyclic garbage
-    the function makes (at most a batch's worth) is collected after it. A collector
-    already paused (by the caller, or another thread) is left paused.
+
+@contextlib.contextmanager
+def older_generations_held() -> Generator[None]:
+    """Collect only the youngest generation while one batch of `lazy_rows` is alive.
+
+    The rows surviving a young collection stay in the middle generation until the
+    batch is done and frees them, instead of being promoted on to the oldest one
+    (whose collections walk every object of the process). Short-lived cyclic
+    garbage the function makes is still collected as usual; what survives a young
+    collection waits for the batch's end. Nested and concurrent holds share one:
+    the thresholds are restored when the last ends.
 
     Example:
+        >>> import gc
         >>> import pyarrow as pa
-        >>> with collection_paused():
+        >>> before = gc.get_threshold()
+        >>> with older_generations_held():
         ...     rows = lazy_rows(pa.table({"a": [1, 2]}))
         ...     total = sum(row["a"] for row in rows)
         ...     del rows
-        >>> total
-        3
+        >>> total, gc.get_threshold() == before
+        (3, True)
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    global _holders, _restore
+    with _HOLD:
+        if _holders == 0:
+            _restore = gc.get_threshold()
+            gc.set_threshold(_restore[0], _NEVER, _restore[2])
+        _holders += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _HOLD:
+            _holders -= 1
+            if _holders == 0 and _restore is not None:
+                gc.set_threshold(*_restore)
 
 
 def returned_columns(rows: Sequence[Any], results: Sequence[Any]) -> dict[str, list[Any]] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,9 +11,10 @@ import pyarrow as pa
 import pytest
 
 from dagster_ds import Dataset
-from dagster_ds.formatting._lazy_row import collection_paused, lazy_rows, read_columns
+from dagster_ds.formatting._lazy_row import lazy_rows, older_generations_held, read_columns
 
 ROWS = 60_000
+THRESHOLDS = gc.get_threshold()
 
 
 @pytest.fixture
@@ -46,7 +48,7 @@ def test_a_per_example_map_over_lazy_rows_makes_no_older_generation_collection(
     mapped = dataset.map(lambda row: {"s": row["a"] + row["b"]}, load_from_cache_file=False)
     assert collections[1:] == [0, 0]
     assert mapped[ROWS - 1]["s"] == (ROWS - 1) * 1.5
-    assert gc.isenabled()
+    assert gc.get_threshold() == THRESHOLDS
 
 
 def test_a_per_example_filter_over_lazy_rows_makes_no_older_generation_collection(
@@ -57,7 +59,7 @@ def test_a_per_example_filter_over_lazy_rows_makes_no_older_generation_collectio
     kept = dataset.filter(lambda row: row["a"] % 3 == 0, load_from_cache_file=False)
     assert collections[1:] == [0, 0]
     assert len(kept) == ROWS // 3
-    assert gc.isenabled()
+    assert gc.get_threshold() == THRESHOLDS
 
 
 def test_the_collector_runs_again_after_a_function_that_raises() -> None:
@@ -66,17 +68,36 @@ def test_the_collector_runs_again_after_a_function_that_raises() -> None:
 
     with pytest.raises(ValueError, match="no row 0"):
         narrow().map(failing, load_from_cache_file=False)
-    assert gc.isenabled()
+    assert gc.get_threshold() == THRESHOLDS
 
 
-def test_a_collector_paused_by_the_caller_stays_paused() -> None:
-    gc.disable()
-    try:
-        with collection_paused():
+def test_nested_and_concurrent_holds_restore_the_thresholds_when_the_last_ends() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with older_generations_held():
+            started.set()
+            release.wait(timeout=60)
+
+    other = threading.Thread(target=hold)
+    with older_generations_held():
+        other.start()
+        started.wait(timeout=60)
+        with older_generations_held():
             pass
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+    assert gc.get_threshold() != THRESHOLDS  # the other thread still holds them
+    release.set()
+    other.join()
+    assert gc.get_threshold() == THRESHOLDS
+
+
+def test_young_cyclic_garbage_is_still_collected_while_held(collections: list[int]) -> None:
+    with older_generations_held():
+        for _ in range(10_000):
+            cycle: list[Any] = []
+            cycle.append(cycle)
+    assert collections[0] > 0
+    assert collections[1:] == [0, 0]
 
 
 def test_update_sets_columns_as_a_dict_does_and_reads_none() -> None:
