@@ -32,7 +32,8 @@ from typing import Any
 import pyarrow as pa
 import xxhash
 
-from dagster_ds.arrow._changed_columns import same_array
+from dagster_ds.arrow._changed_columns import ChangedColumnsSink, same_array
+from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.cache import CacheEntry
 from dagster_ds.fingerprint import ColumnDigests, HashNode, arrow_digest, rebase_transform
@@ -172,14 +173,27 @@ class FingerprintingSink:
 
     Only the columns that are not their input's own arrays (``source``'s): a
     column kept as it is has its input's fingerprint, and hashing it again
-    would cost a pass over data the map never touched.
+    would cost a pass over data the map never touched. When ``sink`` stores
+    only those columns (a `ChangedColumnsSink`), its `TableSink` hashes the
+    record batches it writes: the buffers it has just combined, not a second
+    copy, and no second check of which columns are the input's.
+    Read the digests with `hexdigests`, before the sink is closed.
     """
 
     def __init__(self, sink: Any) -> None:
         self._sink = sink
         self.digests = ColumnDigests()
+        stored = sink.sink if isinstance(sink, ChangedColumnsSink) else None
+        self._below = (
+            isinstance(stored, TableSink) and stored.digests is None and stored.num_rows == 0
+        )
+        if self._below:
+            stored.digests = self.digests  # pyright: ignore[reportOptionalMemberAccess]
 
     def write(self, data: pa.Table | pa.RecordBatch, source: pa.Table | None = None) -> None:
+        if self._below:
+            self._sink.write(data, source)
+            return
         table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         names = table.schema.names
         if source is not None:
@@ -191,6 +205,12 @@ class FingerprintingSink:
             ]
         self.digests.feed(table.select(names))
         self._sink.write(data, source)
+
+    def hexdigests(self) -> dict[str, str]:
+        """Each column's digest, over every row written so far."""
+        if self._below:
+            self._sink.sink.flush()
+        return self.digests.hexdigests()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sink, name)

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from dagster_ds.cache import CacheEntry, EntryWriter
+from dagster_ds.fingerprint import ColumnDigests
 
 INDICES_FILE = "indices.arrow"
 # A new data file is started after this many bytes, so no single file is huge.
@@ -26,7 +27,8 @@ class TableSink:
     files hold few, large batches. A table whose schema differs from the
     current file's (a column that was all null and now has values, say)
     starts a new file; `close` returns the unification of every schema, which
-    reading casts to.
+    reading casts to. With ``digests`` set, each record batch written is fed to
+    it, so the columns stored are fingerprinted from the buffers in hand.
     """
 
     def __init__(self, writer: EntryWriter) -> None:
@@ -41,6 +43,8 @@ class TableSink:
         self._pending_bytes = 0
         self.schemas: list[pa.Schema] = []
         self.num_rows = 0
+        #: Fed every record batch written (see `FingerprintingSink`), if set.
+        self.digests: ColumnDigests | None = None
 
     def write(self, data: pa.Table | pa.RecordBatch, source: pa.Table | None = None) -> None:
         """Write ``data`` (``source``, the input rows it was made from, is for other sinks)."""
@@ -70,6 +74,10 @@ class TableSink:
         self._close_file()
         return pa.unify_schemas(self.schemas, promote_options="permissive")
 
+    def flush(self) -> None:
+        """Write the tables gathered so far now (`close` does too)."""
+        self._flush()
+
     def _flush(self) -> None:
         if not self._pending:
             return
@@ -83,6 +91,8 @@ class TableSink:
             self._open(table.schema)
         assert self._ipc is not None
         combined = table.combine_chunks() if table.num_rows else table
+        if self.digests is not None:
+            self.digests.feed(combined)
         self._ipc.write_table(combined)
         self._file_bytes += combined.nbytes
 

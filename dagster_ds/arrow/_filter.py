@@ -17,7 +17,7 @@ from dagster_ds.arrow._results import plan, units
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.fingerprint import HashNode
-from dagster_ds.formatting import ReadSet, awaited_all, observed_reads
+from dagster_ds.formatting import ReadSet, awaited_all, observed_reads, older_generations_held
 from dagster_ds.parallel import ShardExecutor
 from dagster_ds.progress import progress_bar
 
@@ -157,6 +157,14 @@ class _FilterJob:
             verdict = awaited_all([function(*call, **self.fn_kwargs)])[0]
             reads = observed_reads(batch, columns)
             return _as_mask(verdict, table.num_rows, where), reads
+        with older_generations_held():  # the rows die inside: see `older_generations_held`
+            verdicts, reads = self._per_example(inputs, offset, lazy)
+        return _as_mask(verdicts, table.num_rows, where), reads
+
+    def _per_example(self, inputs: pa.Table, offset: int, lazy: bool) -> tuple[list[Any], ReadSet]:
+        """The function's verdict on each row of ``inputs``, and the columns it read."""
+        function, columns, output_format = self.function, self.columns, self.output_format
+        assert function is not None
         plain = output_format == OutputFormat()
         rows = (
             (output_format.function_rows if lazy else output_format.rows)(inputs)  # decoded
@@ -169,7 +177,7 @@ class _FilterJob:
             if self.with_indices:
                 call.append(offset + index)
             verdicts.append(function(*call, **self.fn_kwargs))
-        return _as_mask(awaited_all(verdicts), table.num_rows, where), observed_reads(rows, columns)
+        return awaited_all(verdicts), observed_reads(rows, columns)
 
 
 def _as_mask(verdicts: Any, expected: int, where: str) -> pa.Array:

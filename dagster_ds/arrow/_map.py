@@ -35,6 +35,7 @@ from dagster_ds.formatting import (
     function_output,
     merge,
     observed_reads,
+    older_generations_held,
     per_example_output,
 )
 from dagster_ds.parallel import ShardExecutor, in_processes
@@ -137,7 +138,7 @@ class _ShardWrite:
         else:
             self.job.write_range(written, self.shard, self.start, 0, self.shard.num_rows, self.bar)
         recorded = recorded_reads(self.job.log, self.shard, self.job.base(self.start))
-        return {**recorded, "column_fingerprints": written.digests.hexdigests()}
+        return {**recorded, "column_fingerprints": written.hexdigests()}
 
 
 class _MapJob:
@@ -273,6 +274,15 @@ class _MapJob:
         """The output rows for the input rows ``table`` starting at logical row ``offset``."""
         return self.merged(table, *self.compute(table, offset), offset)
 
+    def _per_example(
+        self, inputs: pa.Table, offset: int, lazy: bool, where: str
+    ) -> tuple[pa.RecordBatch | None, frozenset[str] | None]:
+        """The per-example function's output columns for ``inputs``, and the columns it read."""
+        assert self.call is not None
+        rows, results = self.call.per_example(inputs, offset, lazy=lazy)
+        reads = observed_reads(rows, self.spec.input_columns)
+        return per_example_output(rows, results, offset, self.spec.remove_columns, where), reads
+
     def compute(
         self, table: pa.Table, offset: int
     ) -> tuple[pa.RecordBatch | None, tuple[str, ...]]:
@@ -295,9 +305,8 @@ class _MapJob:
         else:
             # Once every column is read in this shard, reads need not be seen: plain rows.
             lazy = not self.log.read_all(inputs.schema.names)
-            rows, results = self.call.per_example(inputs, offset, lazy=lazy)
-            reads = observed_reads(rows, spec.input_columns)
-            output = per_example_output(rows, results, offset, removed, where)
+            with older_generations_held():  # the rows die inside: see `older_generations_held`
+                output, reads = self._per_example(inputs, offset, lazy, where)
         self.log.add(reads, output.schema.names if output is not None else (), removed)
         if output is not None:
             self.overwritten |= set(output.schema.names)

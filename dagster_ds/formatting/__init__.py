@@ -19,6 +19,7 @@ from dagster_ds.formatting._calls import awaited_all as awaited_all
 from dagster_ds.formatting._calls import returned_input as returned_input
 from dagster_ds.formatting._feature_values import encode_results as encode_results
 from dagster_ds.formatting._formatter import Formatter as Formatter
+from dagster_ds.formatting._lazy_row import older_generations_held as older_generations_held
 from dagster_ds.formatting._outputs import MixedValue as MixedValue
 from dagster_ds.formatting._outputs import deleted_columns as deleted_columns
 from dagster_ds.formatting._outputs import function_output as function_output
@@ -43,6 +44,7 @@ __internal__ = [
     "MixedValue",
     "ReadSet",
     "awaited_all",
+    "older_generations_held",
     "columns_of_rows",
     "deleted_columns",
     "encode_results",

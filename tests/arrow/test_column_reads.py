@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dagster_ds import Dataset
+from dagster_ds import Dataset, load_dataset
 from dagster_ds.arrow._column_reads import column_fingerprints
 from dagster_ds.arrow._shards import Shard
 from dagster_ds.fingerprint import arrow_digest
@@ -106,3 +108,21 @@ def test_a_map_output_records_the_fingerprints_of_the_columns_it_made() -> None:
     )
     recorded = out._shards[0].entries[0].metadata_item("column_fingerprints")  # pyright: ignore[reportPrivateUsage]
     assert recorded == {"n": arrow_digest(out.data.column("n"))}  # the input's kept: not again
+
+
+def test_a_map_fingerprints_the_columns_it_writes_without_copying_them(tmp_path: Path) -> None:
+    rows = 400_000
+    pq.write_table(pa.table({"n": list(range(rows))}), tmp_path / "n.parquet")
+    dataset = load_dataset("parquet", data_files=str(tmp_path / "n.parquet"), split="train")
+    previous = pa.default_memory_pool()
+    pool = pa.proxy_memory_pool(previous)  # what the map allocates, and only that
+    pa.set_memory_pool(pool)
+    try:
+        out = dataset.map(lambda b: {"m": [n * 2 for n in b["n"]]}, batched=True, batch_size=1000)
+    finally:
+        pa.set_memory_pool(previous)
+    recorded = out._shards[0].entries[0].metadata_item("column_fingerprints")  # pyright: ignore[reportPrivateUsage]
+    assert recorded == {"m": arrow_digest(out.data.column("m"))}
+    peak, written = pool.max_memory(), out.data.column("m").nbytes
+    assert peak is not None
+    assert peak < written // 2, (peak, written)

@@ -181,3 +181,45 @@ def test_column_digests_fed_in_pieces_are_the_digests_of_the_whole_columns() -> 
     }
     digests.feed(pa.table({"a": ["now a string"]}))  # a type change, and "s" missing
     assert digests.hexdigests() == {}
+
+
+def _large_chunks(nulls: bool = True) -> pa.ChunkedArray:
+    """Text in chunks of about 1 MB each (as a Parquet file is read), with slices and nulls."""
+    chunks = []
+    for index in range(6):
+        values = [
+            None if nulls and i % 97 == 0 else f"{index}-{i}-" + "x" * 1000 for i in range(1000)
+        ]
+        chunks.append(pa.array(values, pa.large_string()))
+    chunks[2] = chunks[2].slice(10, 900)  # a chunk that is a slice of its buffers
+    return pa.chunked_array(chunks)
+
+
+def test_large_chunks_hash_as_their_values_in_any_chunking() -> None:
+    column = _large_chunks()
+    combined = column.combine_chunks()
+    assert arrow_digest(column) == arrow_digest(combined)
+    rows = len(combined)
+    rechunked = pa.chunked_array([combined.slice(0, 7), combined.slice(7, rows - 7)])
+    assert arrow_digest(rechunked) == arrow_digest(combined)
+    changed = pa.chunked_array([*column.chunks[:5], pc.utf8_upper(column.chunks[5])])
+    assert arrow_digest(changed) != arrow_digest(column)
+
+
+def test_large_chunks_without_nulls_are_hashed_in_place_not_copied() -> None:
+    column = _large_chunks(nulls=False)
+    table = pa.Table.from_arrays([column], ["text"])
+    size = column.nbytes
+    previous = pa.default_memory_pool()
+    pool = pa.proxy_memory_pool(previous)  # counts what hashing allocates, and only that
+    pa.set_memory_pool(pool)
+    try:
+        digests = ColumnDigests()
+        digests.feed(table)
+        found = digests.hexdigests()
+    finally:
+        pa.set_memory_pool(previous)
+    assert found == {"text": arrow_digest(column)}
+    peak = pool.max_memory()
+    assert peak is not None
+    assert peak < size // 10, (peak, size)
