@@ -407,11 +407,12 @@ def _store_shard(
         table_key = shard.table_entry.key
         if not holds(store, shard.table_entry):
             written += _copy_table(store, table_key, shard.table, features, manifests)
-        if shard.indices is not None:
+        # Its positions are read only if they must be stored (not a filter's own entry).
+        if shard.kept is not None:
             rows_key = _rows_entry(store, shard)
-            if rows_key is None:
+            if rows_key is None and (indices := shard.indices) is not None:
                 rows_key = derived_key("stored-rows", shard.fingerprint)
-                written += _store_indices(store, rows_key, shard.indices, manifests)
+                written += _store_indices(store, rows_key, indices, manifests)
     else:
         table_key = derived_key("stored-table", shard.fingerprint)
         written += _copy_table(store, table_key, shard, features, manifests)
@@ -437,19 +438,19 @@ def _rows_entry(store: CacheStore, shard: Shard) -> str | None:
     The entry named by the shard's fingerprint holds them by construction (the
     transform that made the shard wrote it): nothing is read. Others are compared.
     """
-    assert shard.indices is not None
     for entry in shard.entries:
         if (
             entry.key == shard.fingerprint
             and entry.metadata_item("kind") == "indices"
-            and entry.metadata_item("num_rows") == len(shard.indices)
+            and entry.metadata_item("num_rows") == shard.num_rows
             and holds(store, entry)
         ):
             return entry.key
+    kept = shard.indices
     for entry in reversed(shard.entries):
         if entry.metadata.get("kind") != "indices" or not holds(store, entry):
             continue
-        if shard.indices.equals(read_indices(entry)):
+        if kept is not None and kept.equals(read_indices(entry)):
             return entry.key
     return None
 
