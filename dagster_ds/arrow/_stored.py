@@ -140,10 +140,10 @@ def store_version(
     False records the recipe fingerprint as the content fingerprint, reading no rows
     (for a record that only makes the dataset quick to open, like a loaded source's).
     """
-    existing = open_version(store, key, cls=type(dataset))
-    if existing is not None:
-        return describe_version(store, key)
-    store.remove(key, force=True)
+    if store.manifest(key) is not None:  # (one read when absent, as mostly)
+        if open_version(store, key, cls=type(dataset)) is not None:
+            return describe_version(store, key)
+        store.remove(key, force=True)
     known = known_contents(previous)
     manifests = _held_manifests(store, dataset)
     written = 0
@@ -183,10 +183,11 @@ def store_version(
     embedded = _embedded(store, referenced_keys(record), manifests)
     record[ENTRIES] = embedded
     record[SIZE] = _total_size(embedded.values())
-    store.get_or_create(key, lambda writer: writer.update_metadata(record)).close()
+    with store.get_or_create(key, lambda writer: writer.update_metadata(record)) as version:
+        stored = version.metadata
     if written_since is not None:
         written += _bytes_created_since(dataset, written_since)
-    return _described(store, key, written)
+    return _described_record(store, stored, written)
 
 
 #: The record item embedding the manifest of each entry a version references, by key.
@@ -322,6 +323,18 @@ def version_record(store: CacheStore, key: str) -> dict[str, Any] | None:
     return record if record.get("kind") == VERSION_KIND else None
 
 
+def recorded_entries(store: CacheStore, key: str | None) -> dict[str, dict[str, Any]]:
+    """The manifests the version under ``key`` embeds, by entry key (empty if none).
+
+    One manifest read (none when ``key`` is None): hints for `CacheStore.recorded`.
+    """
+    record = version_record(store, key) if key is not None else None
+    embedded = record.get(ENTRIES) if record is not None else None
+    if not isinstance(embedded, dict):
+        return {}
+    return {k: v for k, v in embedded.items() if isinstance(k, str) and isinstance(v, dict)}
+
+
 def referenced_keys(record: Mapping[str, Any]) -> list[str]:
     """Every entry key a version record references."""
     keys: list[str] = []
@@ -344,7 +357,11 @@ def _described(store: CacheStore, key: str, written: int) -> StoredVersion:
     version = store.manifest(key)
     if version is None:
         raise RuntimeError(f"The stored version {key!r} vanished right after being stored.")
-    record = version.metadata
+    return _described_record(store, version.metadata, written)
+
+
+def _described_record(store: CacheStore, record: Mapping[str, Any], written: int) -> StoredVersion:
+    """The version ``record`` describes (`_described`, its manifest already read)."""
     size = record.get(SIZE)
     if not isinstance(size, int):
         size = 0
