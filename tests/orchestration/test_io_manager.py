@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 from urllib.parse import unquote
 
 import dagster as dg
@@ -360,33 +360,14 @@ def test_storing_a_big_asset_on_s3_holds_one_shard_at_a_time(
 def test_a_damaged_shard_on_s3_read_after_a_skip_is_never_served(
     s3_endpoint: str, instance: dg.DagsterInstance, damage: str
 ) -> None:
-    import s3fs
 
-    from dagster_ds.arrow import version_record
     from dagster_ds.cache import CacheCorruptionWarning
     from dagster_ds.errors import CacheEntryDamagedError
 
     assets, resources, write = _s3_pipeline(s3_endpoint, 4)
     defs = dg.Definitions(assets=assets, resources=resources)
     assert dg.materialize(assets, instance=instance, resources=resources).success
-    manager = resources["io_manager"]
-    store = DatasetStore(manager.base_dir, manager.storage_options)
-    key = dg.AssetKey("lowered")
-    record = version_record(
-        store.cache,
-        store.version_key(key, metadata_value(latest(instance, "lowered"), "dagster_ds/recipe")),
-    )
-    assert record is not None
-    table = record["shards"][0]["table"]
-    name = record["entries"][table]["files"][0]["name"]
-    path = f"{store.cache.entry_url(table)}/{name}".removeprefix("s3://")
-    fs = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
-    data = bytearray(cast(bytes, fs.cat_file(path)))
-    if damage == "flipped byte":
-        data[len(data) // 2] ^= 0xFF
-    else:
-        del data[len(data) // 2 :]
-    fs.pipe(path, bytes(data))
+    _damage_a_shard(s3_endpoint, instance, resources, damage)
 
     assert dg.materialize(assets, instance=instance, resources=resources).success  # all skip
     rows = defs.load_asset_value("short", instance=instance)
@@ -407,6 +388,70 @@ def test_a_damaged_shard_on_s3_read_after_a_skip_is_never_served(
     assert rows["text"][:] == expected
     del rows
     gc.collect()
+
+
+def _damage_a_shard(
+    endpoint: str, instance: dg.DagsterInstance, resources: dict[str, Any], damage: str
+) -> None:
+    """Flip a byte of (or truncate) the first shard of the stored ``lowered``, on S3."""
+    import s3fs
+
+    from dagster_ds.arrow import version_record
+
+    manager = resources["io_manager"]
+    store = DatasetStore(manager.base_dir, manager.storage_options)
+    key = dg.AssetKey("lowered")
+    record = version_record(
+        store.cache,
+        store.version_key(key, metadata_value(latest(instance, "lowered"), "dagster_ds/recipe")),
+    )
+    assert record is not None
+    table = record["shards"][0]["table"]
+    name = record["entries"][table]["files"][0]["name"]
+    path = f"{store.cache.entry_url(table)}/{name}".removeprefix("s3://")
+    fs = s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True)
+    data = bytearray(cast(bytes, fs.cat_file(path)))
+    if damage == "flipped byte":
+        data[len(data) // 2] ^= 0xFF
+    else:
+        del data[len(data) // 2 :]
+    fs.pipe(path, bytes(data))
+
+
+def test_a_shard_quarantined_on_s3_counts_as_not_stored_at_the_next_refresh(
+    s3_endpoint: str, instance: dg.DagsterInstance, dagster_home: Path
+) -> None:
+    from dagster_ds.cache import CacheCorruptionWarning
+    from dagster_ds.errors import CacheEntryDamagedError
+
+    assets, resources, _ = _s3_pipeline(s3_endpoint, 4)
+    defs = dg.Definitions(assets=assets, resources=resources)
+    assert dg.materialize(assets, instance=instance, resources=resources).success
+    _damage_a_shard(s3_endpoint, instance, resources, "flipped byte")
+    assert dg.materialize(assets, instance=instance, resources=resources).success  # all skip
+    rows = defs.load_asset_value("short", instance=instance)
+    assert isinstance(rows, Dataset)
+    with (
+        pytest.warns(CacheCorruptionWarning, match="quarantin"),
+        pytest.raises(CacheEntryDamagedError, match="damaged"),
+    ):
+        rows["text"][:]  # read: quarantined
+    del rows
+    gc.collect()
+    # The next scheduled refresh, a process of its own, nothing else changed: the stored
+    # versions that embed the quarantined shard do not count as stored (before, both
+    # skipped as hits, and their rows could not be read); the shard is computed again.
+    _versions(_refresh_process(s3_endpoint, dagster_home))
+    assert metadata_value(latest(instance, "lowered"), "dagster_ds/cache") == "miss"
+    assert metadata_value(latest(instance, "short"), "dagster_ds/cache") == "miss"
+    rows = defs.load_asset_value("short", instance=instance)
+    assert isinstance(rows, Dataset)
+    assert rows["text"][:] == _expected_rows(4)  # every row, none wrong
+    del rows
+    gc.collect()
+    # Stored again: the refresh after that skips.
+    _versions(_refresh_process(s3_endpoint, dagster_home))
+    assert metadata_value(latest(instance, "lowered"), "dagster_ds/cache") == "hit"
 
 
 def _refresh_process(endpoint: str, home: Path, **env: str) -> subprocess.Popen[str]:
