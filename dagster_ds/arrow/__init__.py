@@ -48,6 +48,7 @@ from dagster_ds.arrow._stored import derived_key as derived_key
 from dagster_ds.arrow._stored import describe_version as describe_version
 from dagster_ds.arrow._stored import kept_entries as kept_entries
 from dagster_ds.arrow._stored import open_version as open_version
+from dagster_ds.arrow._stored import recorded_entries as recorded_entries
 from dagster_ds.arrow._stored import retain as retain
 from dagster_ds.arrow._stored import store_version as store_version
 from dagster_ds.arrow._stored import version_intact as version_intact
@@ -104,6 +105,7 @@ __internal__ = [
     "open_table_shard",
     "open_version",
     "record_copied_outputs",
+    "recorded_entries",
     "retain",
     "shard_bytes_of",
     "shard_table",

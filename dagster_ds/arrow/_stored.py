@@ -142,10 +142,10 @@ def store_version(
     False records the recipe fingerprint as the content fingerprint, reading no rows
     (for a record that only makes the dataset quick to open, like a loaded source's).
     """
-    existing = open_version(store, key, cls=type(dataset))
-    if existing is not None:
-        return describe_version(store, key)
-    store.remove(key, force=True)
+    if store.manifest(key) is not None:  # (one read when absent, as mostly)
+        if open_version(store, key, cls=type(dataset)) is not None:
+            return describe_version(store, key)
+        store.remove(key, force=True)
     known = known_contents(previous)
     manifests = _held_manifests(store, dataset)
     written = 0
@@ -185,10 +185,11 @@ def store_version(
     embedded = _embedded(store, referenced_keys(record), manifests)
     record[ENTRIES] = embedded
     record[SIZE] = _total_size(embedded.values())
-    store.get_or_create(key, lambda writer: writer.update_metadata(record)).close()
+    with store.get_or_create(key, lambda writer: writer.update_metadata(record)) as version:
+        stored = version.metadata
     if written_since is not None:
         written += _bytes_created_since(dataset, written_since)
-    return _described(store, key, written)
+    return _described_record(store, stored, written)
 
 
 #: The record item embedding the manifest of each entry a version references, by key.
@@ -324,6 +325,18 @@ def version_record(store: CacheStore, key: str) -> dict[str, Any] | None:
     return record if record.get("kind") == VERSION_KIND else None
 
 
+def recorded_entries(store: CacheStore, key: str | None) -> dict[str, dict[str, Any]]:
+    """The manifests the version under ``key`` embeds, by entry key (empty if none).
+
+    One manifest read (none when ``key`` is None): hints for `CacheStore.recorded`.
+    """
+    record = version_record(store, key) if key is not None else None
+    embedded = record.get(ENTRIES) if record is not None else None
+    if not isinstance(embedded, dict):
+        return {}
+    return {k: v for k, v in embedded.items() if isinstance(k, str) and isinstance(v, dict)}
+
+
 def referenced_keys(record: Mapping[str, Any]) -> list[str]:
     """Every entry key a version record references."""
     keys: list[str] = []
@@ -346,7 +359,11 @@ def _described(store: CacheStore, key: str, written: int) -> StoredVersion:
     version = store.manifest(key)
     if version is None:
         raise RuntimeError(f"The stored version {key!r} vanished right after being stored.")
-    record = version.metadata
+    return _described_record(store, version.metadata, written)
+
+
+def _described_record(store: CacheStore, record: Mapping[str, Any], written: int) -> StoredVersion:
+    """The version ``record`` describes (`_described`, its manifest already read)."""
     size = record.get(SIZE)
     if not isinstance(size, int):
         size = 0
@@ -410,11 +427,12 @@ def _store_shard(
         if not holds(store, shard.table_entry):
             carried = carried_metadata(shard)
             written += _copy_table(store, table_key, shard.table, features, manifests, carried)
-        if shard.indices is not None:
+        # Its positions are read only if they must be stored (not a filter's own entry).
+        if shard.kept is not None:
             rows_key = _rows_entry(store, shard)
-            if rows_key is None:
+            if rows_key is None and (indices := shard.indices) is not None:
                 rows_key = derived_key("stored-rows", shard.fingerprint)
-                written += _store_indices(store, rows_key, shard.indices, manifests)
+                written += _store_indices(store, rows_key, indices, manifests)
     else:
         table_key = derived_key("stored-table", shard.fingerprint)
         written += _copy_table(store, table_key, shard, features, manifests)
@@ -440,19 +458,19 @@ def _rows_entry(store: CacheStore, shard: Shard) -> str | None:
     The entry named by the shard's fingerprint holds them by construction (the
     transform that made the shard wrote it): nothing is read. Others are compared.
     """
-    assert shard.indices is not None
     for entry in shard.entries:
         if (
             entry.key == shard.fingerprint
             and entry.metadata_item("kind") == "indices"
-            and entry.metadata_item("num_rows") == len(shard.indices)
+            and entry.metadata_item("num_rows") == shard.num_rows
             and holds(store, entry)
         ):
             return entry.key
+    kept = shard.indices
     for entry in reversed(shard.entries):
         if entry.metadata.get("kind") != "indices" or not holds(store, entry):
             continue
-        if shard.indices.equals(read_indices(entry)):
+        if kept is not None and kept.equals(read_indices(entry)):
             return entry.key
     return None
 

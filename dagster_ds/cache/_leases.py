@@ -379,7 +379,7 @@ def evicting_keys(storage: Storage, keys: Iterable[str]) -> set[str]:
     wanted = set(keys)
     found: set[str] = set()
     folder = storage.join(_USAGE, _EVICTING)
-    for name in storage.listdir(folder):
+    for name in _notice_names(storage):
         try:
             notice = parse_object(storage.read_bytes(storage.child(folder, name)))
         except FileNotFoundError:
@@ -394,6 +394,21 @@ def evicting_keys(storage: Storage, keys: Iterable[str]) -> set[str]:
             continue
         found |= wanted.intersection(str(item) for item in listed)
     return found
+
+
+def _notice_names(storage: Storage) -> list[str]:
+    """The names of the eviction notices in ``usage/evicting/`` (the folder may not exist).
+
+    On an object store a folder is a key prefix, and listing one that holds nothing
+    costs two requests (the store's client then lists its parent, to tell a missing
+    folder from a file). ``usage/`` exists whenever a reader asks (its own record was
+    just written there), so it is listed instead, in one request: ``evicting`` is among
+    its names exactly when some notice exists, and only then is it listed too.
+    """
+    folder = storage.join(_USAGE, _EVICTING)
+    if storage.object_store and _EVICTING not in storage.listdir(storage.join(_USAGE)):
+        return []
+    return storage.listdir(folder)
 
 
 @dataclass(frozen=True)

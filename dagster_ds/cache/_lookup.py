@@ -1,14 +1,24 @@
-"""Reading an entry: its manifest at lookup, each file's checks at its first read, quarantine."""
+"""Reading an entry: its manifest at lookup, each file's checks at its first read, quarantine.
+
+An entry opened as a record embeds it (`Reader.known`) reads nothing, so a record
+naming an entry quarantined since would keep vouching for it until a read failed.
+On stores that are not local (where a lookup checks no file) `known` therefore
+consults the names in ``quarantine/``, listed once per `QUARANTINE_LISTING_TTL`
+in a process: an entry quarantined after the manifest's creation is absent, and
+whoever needs it computes it again.
+"""
 
 from __future__ import annotations
 
+import threading
+import time
 import warnings
 from collections.abc import Mapping, MutableSet
 from dataclasses import dataclass, field
 
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._json import JSONValue
-from dagster_ds.cache._layout import MANIFEST, Layout
+from dagster_ds.cache._layout import MANIFEST, Layout, is_fingerprint, quarantined_at
 from dagster_ds.cache._leases import Lease, ReadOnlyLease
 from dagster_ds.cache._manifest import Manifest, ManifestError
 from dagster_ds.cache._removal import quarantine
@@ -19,6 +29,49 @@ from dagster_ds.errors import (
     CacheFormatError,
     CacheStoreUnavailableError,
 )
+
+#: Seconds a listing of ``quarantine/`` answers `Reader.known` for, in one process.
+QUARANTINE_LISTING_TTL = 60.0
+
+
+class _Quarantined:
+    """When each key of a store was last quarantined, as listed (or done) in this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listings: dict[str, tuple[float, dict[str, float]]] = {}
+
+    def since(self, layout: Layout) -> dict[str, float]:
+        """Key -> when it was last quarantined (Unix time): one listing per TTL.
+
+        The root is listed first, one request, where listing a missing
+        ``quarantine/`` would cost two on an object store.
+        """
+        identity = layout.storage.identity
+        with self._lock:
+            listed = self._listings.get(identity)
+        if listed is not None and time.monotonic() - listed[0] <= QUARANTINE_LISTING_TTL:
+            return listed[1]
+        storage = layout.storage
+        times: dict[str, float] = {}
+        if "quarantine" in storage.listdir(storage.root):
+            for name in storage.listdir(layout.quarantine):
+                key, moment = name[:32], quarantined_at(name)
+                if moment is not None and is_fingerprint(key):
+                    times[key] = max(times.get(key, 0.0), moment)
+        with self._lock:
+            self._listings[identity] = (time.monotonic(), times)
+        return times
+
+    def note(self, layout: Layout, key: str) -> None:
+        """``key`` was quarantined just now, by this process."""
+        with self._lock:
+            listed = self._listings.get(layout.storage.identity)
+            if listed is not None:
+                listed[1][key] = time.time()
+
+
+_QUARANTINED = _Quarantined()
 
 
 @dataclass(frozen=True)
@@ -93,8 +146,10 @@ class Reader:
     def known(self, key: str, manifest: Mapping[str, JSONValue]) -> CacheEntry | None:
         """The entry under ``key`` as ``manifest`` records it (a copy kept elsewhere).
 
-        Nothing is read: the files are checked when they are read, like any entry's.
-        None if ``manifest`` is not a manifest of this format for ``key``.
+        Nothing is read but, on a store that is not local, the listing of
+        ``quarantine/`` (once per `QUARANTINE_LISTING_TTL`): the files are checked
+        when they are read, like any entry's. None if ``manifest`` is not a
+        manifest of this format for ``key``, or the entry was quarantined since.
         """
         try:
             parsed = Manifest.from_json(manifest, where=self.layout.entry(key))
@@ -102,6 +157,10 @@ class Reader:
             return None
         if (self.keys_are_fingerprints and parsed.fingerprint != key) or key in self.damaged:
             return None
+        if not self.layout.storage.is_local:  # (locally, a lookup stats the files)
+            quarantined = _QUARANTINED.since(self.layout).get(key)
+            if quarantined is not None and quarantined >= parsed.created_at.timestamp():
+                return None  # quarantined after the record was made: gone
         lease = self.lease(key)
         if lease.evicting():
             lease.release()
@@ -210,6 +269,7 @@ class Reader:
             )
             return None
         where = quarantine(self.layout, key, corrupt.manifest)
+        _QUARANTINED.note(self.layout, key)
         if warn:
             warnings.warn(
                 f"Cache entry {key!r} in {self.layout.storage.url!r} is corrupt: "

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 from dagster_ds.cache._entry import CacheEntry
 from dagster_ds.cache._gc import DEFAULT_GRACE, GcReport, clean_tmp, collect, remove_dead_writers
+from dagster_ds.cache._hints import read_ref, recorded, recorded_manifest, write_ref
 from dagster_ds.cache._json import JSONValue
 from dagster_ds.cache._layers import Layers
 from dagster_ds.cache._layout import (
@@ -44,6 +45,7 @@ class CacheStore:
         quarantine/              corrupt entries, moved aside
         locks/                   per-fingerprint build locks
         usage/                   one usage record per process that read data, eviction notices
+        refs/                    named pointers to the latest record of something (hints)
 
     Entries are written in ``tmp/`` and published atomically: one directory
     rename on local folders; on object stores manifest.json is written last
@@ -254,7 +256,7 @@ class CacheStore:
         key = check_fingerprint(fingerprint)
         if self._random_names:
             return None
-        return self._reader.open(key) or self._layers.lookup(key)
+        return self._recorded_entry(key) or self._reader.open(key) or self._layers.lookup(key)
 
     def manifest(self, fingerprint: str) -> Manifest | None:
         """What the entry for ``fingerprint`` records (its files' sizes, its metadata), or None.
@@ -302,6 +304,62 @@ class CacheStore:
         if self._layers.readers:
             return self._layers.known(key, manifest, self._reader)
         return self._reader.known(key, manifest)
+
+    @contextmanager
+    def recorded(self, manifests: Mapping[str, Mapping[str, JSONValue]]) -> Generator[None]:
+        """Within the block, lookups of the entries ``manifests`` name read nothing.
+
+        `lookup` and `get_or_create` open them as `known_entry` does, in this thread,
+        through any `CacheStore` of this root. For a computation that asks again for
+        the entries a record embeds (a stored version of the same data, before a file
+        was appended): a hint, never trusted for rows. Each file is checked when
+        read; an entry gone since fails then with `CacheEntryDamagedError`, and is
+        recomputed by whoever reads it.
+
+        Example:
+            >>> store = CacheStore("memory://recorded-doc")
+            >>> kept = store.get_or_create("9" * 32, lambda w: None).manifest
+            >>> with store.recorded({"9" * 32: kept}):
+            ...     store.lookup("9" * 32).fingerprint == "9" * 32
+            True
+        """
+        with recorded(self._storage, manifests):
+            yield
+
+    def _recorded_entry(self, key: str) -> CacheEntry | None:
+        manifest = recorded_manifest(self._storage, key)
+        return self.known_entry(key, manifest) if manifest is not None else None
+
+    def ref(self, name: str) -> str | None:
+        """The key the ref ``name`` points at (`set_ref`), or None: one read.
+
+        A ref is a hint (the latest record of something, e.g. a source's stored
+        version), never locked: look up what it names, which may be gone.
+
+        Raises:
+            InvalidFingerprintError: ``name`` is not 32 lowercase hex characters.
+
+        Example:
+            >>> store = CacheStore("memory://ref-doc")
+            >>> store.set_ref("a" * 32, "b" * 32)
+            >>> store.ref("a" * 32) == "b" * 32, store.ref("c" * 32)
+            (True, None)
+        """
+        return read_ref(self._storage, check_fingerprint(name))
+
+    def set_ref(self, name: str, key: str) -> None:
+        """Point the ref ``name`` at ``key``: one write, replacing it whole (see `ref`).
+
+        Raises:
+            InvalidFingerprintError: ``name`` or ``key`` is not 32 lowercase hex characters.
+
+        Example:
+            >>> store = CacheStore("memory://set-ref-doc")
+            >>> store.set_ref("a" * 32, "c" * 32)
+            >>> store.ref("a" * 32) == "c" * 32
+            True
+        """
+        write_ref(self._storage, check_fingerprint(name), check_fingerprint(key))
 
     def check_entries(self, entries: Collection[CacheEntry]) -> bool:
         """Whether ``entries`` look intact without reading their data: a stat per file locally.
@@ -452,7 +510,7 @@ class CacheStore:
         key = check_fingerprint(fingerprint)
         if self._random_names:
             return self._build(key, build, check_metadata(key, metadata), locked=True)
-        entry = self._reader.open(key) or self._layers.lookup(key)
+        entry = self._recorded_entry(key) or self._reader.open(key) or self._layers.lookup(key)
         if entry is not None:
             return entry
         lock = self._acquire_lock(key)

@@ -5,7 +5,10 @@ content (remote files: the ETags of the listing), which `load_dataset` looks up
 file by file. A dataset source also stores the loaded split as a version (see
 `store_version`), keyed by the split's fingerprint and embedding its entries'
 manifests: the next load lists the files, fingerprints them from the listing
-and opens that version with one read, however many files there are. Anything
+and opens that version with one read, however many files there are. When the
+files changed (one appended), the source's ref names the version stored last:
+its entries, those of the groups of files that did not change, open from its
+record (two reads), so a load costs what changed, not one read per group. Anything
 but plain data files of a known format (a Hub repository, a folder, reader
 options that change the columns or rows) is loaded as before.
 """
@@ -19,6 +22,7 @@ from dagster_ds.arrow import (
     derived_key,
     file_transforms,
     open_version,
+    recorded_entries,
     retain,
     split_fingerprint,
     store_version,
@@ -83,9 +87,13 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
     stored = open_version(store, key, cls=Dataset)
     if stored is not None:
         return stored
-    dataset = spec.load()
+    # The version stored last names the entries of the groups of files that did not change.
+    latest = derived_key("source-latest", spec.asset)
+    with store.recorded(recorded_entries(store, store.ref(latest))):
+        dataset = spec.load()
     if isinstance(dataset, Dataset) and dataset.fingerprint == fingerprint:
         store_version(store, key, dataset, metadata={"asset": spec.asset}, hash_content=False)
+        store.set_ref(latest, key)
         if keep_versions is not None:
             retain(store, keep_versions, pinned={key}, assets={spec.asset})
     return dataset

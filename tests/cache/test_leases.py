@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dagster_ds.cache import CacheStore
+from dagster_ds.errors import CacheEntryDamagedError
 from tests.conftest import s3_requests
 
 from .conftest import fingerprint
@@ -39,6 +40,7 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
 _READER = """
 import json, sys
 from dagster_ds.cache import CacheStore
+from dagster_ds.errors import CacheEntryDamagedError
 store = CacheStore(sys.argv[1])
 entries = [store.lookup(key) for key in json.loads(sys.argv[2])]
 assert all(entry is not None for entry in entries)
@@ -167,3 +169,29 @@ def test_a_lease_ended_by_garbage_collection_while_the_record_is_written_never_d
     with entry.open(DATA) as file:  # records the use: a write, during which `doomed` ends
         assert file.read() == first.encode() * 4
     assert ended == [True]
+
+
+def test_on_s3_recording_a_read_lists_once_and_still_sees_an_eviction_under_way(
+    s3_endpoint: str,
+) -> None:
+    from dagster_ds.cache._layout import Layout
+    from dagster_ds.cache._leases import eviction_notice
+    from dagster_ds.cache._storage import open_storage
+
+    root = "s3://datasets/notices"
+    store = CacheStore(root, storage_options={"endpoint_url": s3_endpoint})
+    first, second = _fill(store, 2)
+    entry = store.lookup(first)
+    assert entry is not None
+    with s3_requests() as reads:
+        entry.open(DATA).read()
+    listings = [line for line in reads.lines if "list-type=" in line]
+    assert len(listings) == 1, listings  # usage/ (no notice there): not usage/evicting/ twice
+    layout = Layout(open_storage(root, {"endpoint_url": s3_endpoint}))
+    other = store.lookup(second)
+    assert other is not None
+    with (
+        eviction_notice(layout, [second], foreign_ttl=60.0),  # an evictor, mid-way
+        pytest.raises(CacheEntryDamagedError, match="evicted"),
+    ):
+        other.open(DATA).read()
