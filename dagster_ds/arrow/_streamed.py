@@ -2,10 +2,12 @@
 
 `open_table_shard` reads an entry's table whole: its data files, joined with the
 columns it keeps of its base entry, cast to its features. On an object store that
-is a download held in memory for as long as the table is. Hashing the rows of a
-shard no one has opened yet (a stored version's content fingerprint) needs them
-once, in order: `stored_batches` gives the same rows a record batch at a time, so
-that pass holds one batch of each file it reads, whatever the shard's size.
+is a download held in memory for as long as the table is (locally, a memory map
+whose touched pages stay resident). A pass over a shard no one has opened yet
+needs its rows once, in order: hashing a stored version's content fingerprint
+(`stored_batches`), a map over it (`streamed_rows`), hashing the columns a map
+read (`shard_batches`). Each gets the same rows a record batch at a time, so the
+pass holds a few batches, whatever the shard's size.
 """
 
 from __future__ import annotations
