@@ -34,9 +34,10 @@ class LayoutChanged(Exception):  # an internal signal, never raised to users
 class ChangedColumnsSink:
     """Writes the columns of each output batch that are not its input's own, into ``sink``."""
 
-    def __init__(self, sink: TableSink, base: pa.Table) -> None:
+    def __init__(self, sink: TableSink) -> None:
         self.sink = sink
-        self.base_schema = base.schema
+        # The input's schema, from its rows as they come: the base is not read whole for it.
+        self.base_schema: pa.Schema | None = None
         self.kept: list[str] | None = None
         self.order: list[str] | None = None
 
@@ -54,6 +55,8 @@ class ChangedColumnsSink:
             and name in source.column_names
             and same_array(table.column(name), source.column(name))
         ]
+        if self.base_schema is None and source is not None:
+            self.base_schema = source.schema
         if self.order is None:
             self.kept, self.order = kept, table.column_names
         elif table.num_rows and (
@@ -65,7 +68,7 @@ class ChangedColumnsSink:
     def close(self, empty_schema: pa.Schema | None = None) -> pa.Schema:
         """Finish writing; the schema of the whole output (stored and referenced columns)."""
         written = self.sink.close(empty_schema)
-        if self.order is None:
+        if self.order is None or self.base_schema is None:
             return written
         return pa.schema(
             [

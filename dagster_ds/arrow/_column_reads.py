@@ -35,6 +35,7 @@ import xxhash
 from dagster_ds.arrow._changed_columns import ChangedColumnsSink, same_array
 from dagster_ds.arrow._entries import TableSink
 from dagster_ds.arrow._shards import Shard
+from dagster_ds.arrow._streamed import shard_batches
 from dagster_ds.cache import CacheEntry
 from dagster_ds.fingerprint import ColumnDigests, HashNode, arrow_digest, rebase_transform
 from dagster_ds.formatting import ReadSet, union_reads
@@ -81,13 +82,19 @@ class ShardReads:
 
 
 def recorded_reads(
-    log: ShardReads, shard: Shard, base: str | None, *, rows_kept: bool = True
+    log: ShardReads,
+    shard: Shard,
+    base: str | None,
+    *,
+    rows_kept: bool = True,
+    schema: pa.Schema | None = None,
 ) -> dict[str, Any]:
     """The manifest items that record ``log`` for the output of ``shard``.
 
     ``base``: the transform without its input (`transform_base`); None when its
     outputs may not be reused by their reads (a random fingerprint). ``rows_kept``:
     the output has the input's rows (a map); a filter keeps positions instead.
+    ``schema``: ``shard``'s, when known without opening its table (see `column_key`).
     """
     reads = log.reads
     recorded: dict[str, Any] = {"column_reads": sorted(reads) if reads is not None else None}
@@ -98,7 +105,7 @@ def recorded_reads(
     recorded.update(
         read_fingerprints=fingerprints,
         written=written,
-        column_key=column_key(base, shard, fingerprints),
+        column_key=column_key(base, shard, fingerprints, schema),
     )
     return recorded
 
@@ -108,15 +115,19 @@ def transform_base(tree: HashNode | None, **values: str | int) -> str | None:
     return rebase_transform(tree, NO_PARENT, **values) if tree is not None else None
 
 
-def column_key(base: str, shard: Shard, fingerprints: Mapping[str, str]) -> str:
+def column_key(
+    base: str, shard: Shard, fingerprints: Mapping[str, str], schema: pa.Schema | None = None
+) -> str:
     """The key of an output of ``base`` over ``shard``, whose read columns have ``fingerprints``.
 
     It names everything the function could see of its input besides the values
     of the columns it did not read: the columns' names and types in order (a
     name lookup is not a read), the schema's metadata (features, which decide
     how values are decoded), the row count, and the read columns' values.
+    ``schema``: the shard's, when known (a pass that read its rows a batch at a
+    time); otherwise its table is opened for it.
     """
-    schema = shard.table.schema
+    schema = schema if schema is not None else shard.table.schema
     described = {
         "transform": base,
         "columns": [[each.name, str(each.type)] for each in schema],
@@ -138,24 +149,45 @@ def column_fingerprints(shard: Shard, names: Iterable[str]) -> dict[str, str]:
     fingerprint and column in a process.
     """
     found: dict[str, str] = {}
-    opened: list[pa.Table] = []
+    missing: list[str] = []
     stored = _stored_fingerprints(shard)
     for name in sorted(names):
-        key = (shard.fingerprint, name)
         with _LOCK:
-            known = _FINGERPRINTS.get(key) or stored.get(name)
+            known = _FINGERPRINTS.get((shard.fingerprint, name)) or stored.get(name)
         if known is None:
-            if not opened:
-                opened.append(shard.read(0, shard.num_rows))
-            if name not in opened[0].column_names:
-                continue  # not an input column: nothing of the input to fingerprint
-            known = arrow_digest(opened[0].column(name))
-            with _LOCK:
-                _FINGERPRINTS[key] = known
-                while len(_FINGERPRINTS) > _KEPT_FINGERPRINTS:
-                    _FINGERPRINTS.popitem(last=False)
-        found[name] = known
-    return found
+            missing.append(name)
+        else:
+            found[name] = known
+    if missing:
+        hashed = _hashed_columns(shard, missing)
+        with _LOCK:
+            for name, known in hashed.items():
+                _FINGERPRINTS[shard.fingerprint, name] = known
+            while len(_FINGERPRINTS) > _KEPT_FINGERPRINTS:
+                _FINGERPRINTS.popitem(last=False)
+        found.update(hashed)
+    return dict(sorted(found.items()))
+
+
+def _hashed_columns(shard: Shard, names: Sequence[str]) -> dict[str, str]:
+    """The `arrow_digest` of each column ``names`` of ``shard`` that is an input column.
+
+    A whole stored shard not read yet is hashed a batch at a time (`shard_batches`).
+    """
+    batches = shard_batches(shard) if shard.num_rows else None
+    if batches is None:
+        table = shard.read(0, shard.num_rows)
+        present = [name for name in names if name in table.column_names]
+        return {name: arrow_digest(table.column(name)) for name in present}
+    digests = ColumnDigests()
+    for table in batches:
+        present = [name for name in names if name in table.column_names]
+        # Copied out of the batch: a slice of it would keep all of its columns' bytes
+        # while the columns hashed gather into a window.
+        columns = [pa.concat_arrays(table.column(name).chunks) for name in present]
+        fields = [table.schema.field(name) for name in present]
+        digests.feed(pa.Table.from_arrays(columns, schema=pa.schema(fields)))
+    return digests.hexdigests()
 
 
 def _stored_fingerprints(shard: Shard) -> Mapping[str, str]:

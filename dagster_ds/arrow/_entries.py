@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
@@ -147,6 +147,34 @@ def read_ipc_from(file: io.BufferedIOBase) -> pa.Table:
         return pa.ipc.open_file(pa.py_buffer(file.read())).read_all()
     file.seek(0)
     return pa.ipc.open_stream(file).read_all()
+
+
+def data_batches(entry: CacheEntry) -> Iterator[pa.RecordBatch]:
+    """The record batches of the entry's data files, in order, each read when reached.
+
+    What `read_table` holds at once, one batch at a time: read from the file when the
+    cache is local (not memory-mapped: a map's pages stay resident until it is closed);
+    on a remote store, only the batch being read is downloaded (files in the IPC file
+    format, of earlier releases, are downloaded whole, one at a time).
+    """
+    for name in sorted(name for name in entry.files if name.startswith("data-")):
+        path = entry.local_path(name)
+        if path is not None:
+            with pa.OSFile(path, "rb") as source:
+                if source.read(len(_FILE_MAGIC)) == _FILE_MAGIC:
+                    reader = pa.ipc.open_file(source)
+                    yield from (reader.get_batch(i) for i in range(reader.num_record_batches))
+                    continue
+                source.seek(0)
+                yield from pa.ipc.open_stream(source)
+            continue
+        with entry.open(name) as file:
+            if file.read(len(_FILE_MAGIC)) == _FILE_MAGIC:
+                file.seek(0)
+                yield from read_ipc_from(file).to_batches()
+                continue
+            file.seek(0)
+            yield from pa.ipc.open_stream(file)
 
 
 def _read_file(entry: CacheEntry, name: str) -> pa.Table:

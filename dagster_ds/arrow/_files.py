@@ -31,6 +31,7 @@ from dagster_ds.arrow._groups import (
     group_transform,
     shard_bytes_of,
 )
+from dagster_ds.arrow._memory import release_unused
 from dagster_ds.arrow._results import Transform, lookup_table_shard, shard_table, shards_result
 from dagster_ds.arrow._shards import Shard, shards_fingerprint
 from dagster_ds.cache import CacheStore
@@ -156,6 +157,7 @@ def load_split(
                 head = group_transform(transforms[group.start : group.stop - 1], names[:-1])
             write = reader(members, head if head is not None and head.reusable else None)
             shards.append(shard_table(transform, write, features_for, store=store))
+            release_unused()  # what reading and writing the group's rows took
             bar.update(sum(file.size for file in members))
     fingerprint = split_fingerprint(transforms)
     dataset = shards_result(

@@ -26,6 +26,7 @@ from dagster_ds.arrow._formatting import OutputFormat
 from dagster_ds.arrow._parallel import Recipe, run_shards
 from dagster_ds.arrow._results import plan, shards_result, units
 from dagster_ds.arrow._shards import Shard
+from dagster_ds.arrow._streamed import StreamedRows, streamed_rows
 from dagster_ds.errors import TransformOutputError
 from dagster_ds.features import Features, arrow_type_to_feature, cast_table
 from dagster_ds.fingerprint import HashNode
@@ -132,12 +133,18 @@ class _ShardWrite:
     def __call__(self, sink: TableSink) -> dict[str, Any]:
         """Write the shard's output; what its function read, to record (see `_column_reads`)."""
         self.job.log = ShardReads()
+        self.job.streamed_schema = None
         written: Any = FingerprintingSink(sink)
         if self.workers > 1 and self.shard.num_rows > 1:
             self.job.write_in_workers(written, self.shard, self.start, self.workers, self.bar)
         else:
             self.job.write_range(written, self.shard, self.start, 0, self.shard.num_rows, self.bar)
-        recorded = recorded_reads(self.job.log, self.shard, self.job.base(self.start))
+        recorded = recorded_reads(
+            self.job.log,
+            self.shard,
+            self.job.base(self.start),
+            schema=self.job.streamed_schema,
+        )
         return {**recorded, "column_fingerprints": written.hexdigests()}
 
 
@@ -165,6 +172,8 @@ class _MapJob:
         # read and wrote of the shard being written.
         self.tree: HashNode | None = None
         self.log = ShardReads()
+        # The schema of the shard whose rows the last pass read a batch at a time.
+        self.streamed_schema: pa.Schema | None = None
         self._schema: pa.Schema | None = None
         # What decided the merged schema of the last batch whose types were checked.
         self._layout: _Layout | None = None
@@ -227,16 +236,20 @@ class _MapJob:
         so the work of merging and writing is not repeated per small batch.
         """
         wrote = False
-        group = _WriteGroup(self, sink, shard, first, bar)
+        rows = _input_rows(shard, start, stop)
+        group = _WriteGroup(self, sink, shard, first, bar, rows)
         for offset in range(start, stop, self.batch_size):
             size = min(self.batch_size, stop - offset)
             if self.spec.drop_last_batch and self.spec.batched and size < self.batch_size:
                 break
-            table = shard.read(offset, offset + size)
+            table = rows.read(offset, offset + size)
             output, removed = self.compute(table, first + offset)
             group.add(offset, table, output, removed)
             wrote = True
         group.flush()
+        if isinstance(rows, StreamedRows):
+            rows.finish()
+            self.streamed_schema = rows.schema
         if not wrote:
             sink.write(self.apply(self.dataset.data.schema.empty_table(), first + start))
 
@@ -363,6 +376,20 @@ _ROWS_PER_WRITE = 10_000  # map output rows handed to the sink at once
 _Layout = tuple[pa.Schema, pa.Schema | None, tuple[str, ...]]
 
 
+def _input_rows(shard: Shard, start: int, stop: int) -> Shard | StreamedRows:
+    """What a pass over rows ``start`` to ``stop`` of ``shard`` reads them from.
+
+    A pass over a whole shard not read yet reads its entry a batch at a time
+    (`streamed_rows`): mapping it holds a write group's rows, not the shard's (on an
+    object store, a download held in memory; locally, a memory map's touched pages).
+    """
+    if start == 0 and stop == shard.num_rows:
+        streamed = streamed_rows(shard)
+        if streamed is not None:
+            return streamed
+    return shard
+
+
 def _same_layout(one: _Layout, other: _Layout | None) -> bool:
     if other is None or one[2] != other[2] or not one[0].equals(other[0], check_metadata=True):
         return False
@@ -380,8 +407,17 @@ class _WriteGroup:
     the rows the batches took are put together instead (not taken twice).
     """
 
-    def __init__(self, job: _MapJob, sink: TableSink, shard: Shard, first: int, bar: Any) -> None:
+    def __init__(
+        self,
+        job: _MapJob,
+        sink: TableSink,
+        shard: Shard,
+        first: int,
+        bar: Any,
+        rows: Shard | StreamedRows,
+    ) -> None:
         self.job, self.sink, self.shard, self.first, self.bar = job, sink, shard, first, bar
+        self.rows = rows
         self.outputs: list[pa.RecordBatch] = []
         self.inputs: list[pa.Table] = []
         self.layout: _Layout | None = None
@@ -414,7 +450,7 @@ class _WriteGroup:
         if self.layout is None:
             return
         if self.shard.indices is None:
-            inputs = self.shard.read(self.start, self.stop)
+            inputs = self.rows.read(self.start, self.stop)
         else:
             inputs = self.inputs[0] if len(self.inputs) == 1 else pa.concat_tables(self.inputs)
         outputs = self.outputs
@@ -427,6 +463,8 @@ class _WriteGroup:
             else pa.Table.from_batches(outputs, schema=schema)
         )
         self.sink.write(self.job.merged(inputs, output, removed, self.first + self.start), inputs)
+        if isinstance(self.rows, StreamedRows):
+            self.rows.release(self.stop)
         self.bar.update(self.stop - self.start)
         self.outputs, self.inputs, self.layout = [], [], None
 

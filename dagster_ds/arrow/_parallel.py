@@ -39,6 +39,7 @@ from dagster_ds.arrow._column_reuse import (
     reused_positions,
 )
 from dagster_ds.arrow._entries import TableSink, read_indices
+from dagster_ds.arrow._memory import release_unused
 from dagster_ds.arrow._output_records import OutputsRecord
 from dagster_ds.arrow._results import (
     Transform,
@@ -426,10 +427,14 @@ def _here(
     """``work.here(piece, ...)``, keeping none of the input shard's rows it opened.
 
     A driver mapping shard after shard then holds one input shard at a time, not
-    all of them by the end (each is opened again if its rows are asked for later).
+    all of them by the end (each is opened again if its rows are asked for later);
+    the memory they took is given back to the system (`release_unused`).
     """
-    with piece[0].opened_for_now():
-        return work.here(piece, workers, load_from_cache_file, store)
+    try:
+        with piece[0].opened_for_now():
+            return work.here(piece, workers, load_from_cache_file, store)
+    finally:
+        release_unused()
 
 
 def reused_by_columns(

@@ -298,8 +298,8 @@ def shard_table(
 
     def build(writer: EntryWriter) -> Mapping[str, Any]:
         sink: Any = TableSink(writer)
-        if referencing and base is not None:
-            sink = ChangedColumnsSink(sink, base.table)
+        if referencing:
+            sink = ChangedColumnsSink(sink)
         extra = write(sink)
         features = features_for(sink.close())
         # The list form keeps the column order (manifests are written with sorted keys).

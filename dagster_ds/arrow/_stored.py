@@ -35,6 +35,7 @@ import pyarrow as pa
 import xxhash
 
 from dagster_ds.arrow._entries import TableSink, read_indices, write_indices
+from dagster_ds.arrow._memory import release_unused
 from dagster_ds.arrow._results import (
     Transform,
     holds,
@@ -44,10 +45,17 @@ from dagster_ds.arrow._results import (
     shard_table,
 )
 from dagster_ds.arrow._shards import LazyTable, Shard
+from dagster_ds.arrow._streamed import stored_batches
 from dagster_ds.cache import CacheEntry, CacheStore, EntryWriter
-from dagster_ds.errors import CacheEntryDamagedError
+from dagster_ds.errors import CacheEntryDamagedError, CacheError
 from dagster_ds.features import Features
-from dagster_ds.fingerprint import Hasher, HashNode, LineageStep
+from dagster_ds.fingerprint import (
+    ColumnDigests,
+    Hasher,
+    HashNode,
+    LineageStep,
+    arrow_value_hash,
+)
 
 if TYPE_CHECKING:
     from dagster_ds.arrow._dataset import Dataset
@@ -673,23 +681,67 @@ class _Opener:
 def _content(store: CacheStore, shard: Shard, table_key: str, rows_key: str | None) -> str:
     """The content fingerprint of a shard's rows, remembered per (table, rows) in-process.
 
-    A shard whose table is not open yet is hashed from a table opened for that
-    alone and dropped at once: storing a dataset holds one shard's rows at a time.
+    A whole shard whose table is not open yet is hashed a record batch at a time,
+    as its entry's files are read (`stored_batches`): storing a dataset holds one
+    batch, not one shard, on an object store. Any other is hashed from a table opened
+    for that alone and dropped at once.
     """
     memo_key = (table_key, rows_key)
     with _memo_lock:
         known = _content_memo.get(memo_key)
     if known is not None:
         return known
-    hashed, opened = _unkept(store, shard)
-    try:
-        digest = Hasher.hash(hashed.read(0, shard.num_rows))
-    finally:
-        for entry in opened:
-            entry.close()
+    digest = _streamed_content(store, shard)
+    if digest is None:
+        hashed, opened = _unkept(store, shard)
+        try:
+            digest = Hasher.hash(hashed.read(0, shard.num_rows))
+        finally:
+            for entry in opened:
+                entry.close()
+    release_unused()
     with _memo_lock:
         _content_memo[memo_key] = digest
     return digest
+
+
+def _streamed_content(store: CacheStore, shard: Shard) -> str | None:
+    """The content fingerprint of a whole shard not open yet, hashed batch by batch.
+
+    None when the shard keeps some rows only, is open already, is not an entry of
+    ``store``, or its batches cannot be hashed apart (no rows, or files of several
+    schemas, which reading whole unifies); or when a file turns out damaged: the
+    shard is then read whole, which says so as it always has.
+    """
+    if not _unopened_entry(store, shard) or shard.table_entry is None:
+        return None
+    try:
+        batches = stored_batches(shard.table_entry, store)
+        if batches is None:
+            return None
+        digests = ColumnDigests()
+        schema: pa.Schema | None = None
+        for batch in batches:
+            schema = batch.schema if schema is None else schema
+            if not batch.schema.equals(schema):
+                return None
+            digests.feed(batch)
+    except CacheError:
+        return None
+    digest = digests.table_hexdigest(schema) if schema is not None else None
+    return arrow_value_hash(digest) if digest is not None else None
+
+
+def _unopened_entry(store: CacheStore, shard: Shard) -> bool:
+    """Whether ``shard`` is all of its table entry's rows, in ``store``, not read yet."""
+    rows = shard.rows
+    return (
+        shard.kept is None
+        and isinstance(rows, LazyTable)
+        and rows._table is None  # pyright: ignore[reportPrivateUsage]
+        and shard.table_entry is not None
+        and holds(store, shard.table_entry)
+    )
 
 
 def _unkept(store: CacheStore, shard: Shard) -> tuple[Shard, tuple[CacheEntry, ...]]:

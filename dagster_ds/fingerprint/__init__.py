@@ -32,6 +32,7 @@ from dagster_ds.fingerprint._column_sources import (
 from dagster_ds.fingerprint._column_sources import map_column_sources as map_column_sources
 from dagster_ds.fingerprint._column_sources import renamed_column_sources as renamed_column_sources
 from dagster_ds.fingerprint._column_sources import same_column_sources as same_column_sources
+from dagster_ds.fingerprint._hasher import arrow_value_hash as arrow_value_hash
 from dagster_ds.fingerprint._lineage import LineageStep as LineageStep
 from dagster_ds.fingerprint._public import Hasher as Hasher
 from dagster_ds.fingerprint._public import explain as explain
@@ -66,6 +67,7 @@ __all__ = [
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "arrow_value_hash",
     "ASSET_STEP",
     "asset_names",
     "lineage_origins",

@@ -593,6 +593,15 @@ def hash_value(value: object) -> str:
     return _HashContext().digest(value)
 
 
+def arrow_value_hash(digest: str) -> str:
+    """`hash_value` of an Arrow table or array whose `arrow_digest` is ``digest``.
+
+    What hashing rows read a batch at a time (`ColumnDigests.table_hexdigest`) gives,
+    without holding them all.
+    """
+    return hash_value(_placeholder("arrow", digest))
+
+
 def describe_value(value: object) -> HashNode:
     """The hash tree of any value; its root digest equals `hash_value`."""
     return _HashContext().describe(value)

@@ -4,7 +4,8 @@
 instance of ``$DAGSTER_HOME``, a `dataset_source` of the Parquet files ``FILES`` (a
 glob) and an asset that maps it, stored in ``BASE_DIR`` (the cache is
 ``$DAGSTER_DS_CACHE``), and prints as JSON the peak resident set of the work
-(``VmHWM``, reset after the imports), in bytes.
+(``VmHWM``, reset after the imports) and the resident set it started from (after
+the imports), in bytes.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ def _reset_peak() -> None:
         file.write("5")
 
 
-def _peak() -> int:
+def _status(name: str) -> int:
+    """A size in ``/proc/self/status`` (``VmHWM``, ``VmRSS``), in bytes."""
     with open("/proc/self/status") as file:
         for line in file:
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{name}:"):
                 return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
+    raise RuntimeError(f"no {name} in /proc/self/status")
 
 
 def main(files: str, base_dir: str) -> None:
@@ -49,6 +51,7 @@ def main(files: str, base_dir: str) -> None:
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     with dg.DagsterInstance.get() as instance:
         _reset_peak()
+        start = _status("VmRSS")
         result = dg.materialize(
             [rows, measured],
             instance=instance,
@@ -57,7 +60,7 @@ def main(files: str, base_dir: str) -> None:
             run_config=quiet,
         )
         assert result.success
-    print(json.dumps({"peak": _peak()}), flush=True)
+    print(json.dumps({"peak": _status("VmHWM"), "start": start}), flush=True)
 
 
 if __name__ == "__main__":

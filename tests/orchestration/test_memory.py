@@ -1,9 +1,10 @@
-"""Driver memory of a first materialization: one shard at a time, on local disk and on S3.
+"""Driver memory of a first materialization: a few batches at a time, on local disk and on S3.
 
-Each run is a process of its own (`_memory_child`) whose peak resident set (VmHWM,
-reset after its imports) is compared between a source of 2 and of 4 files of
-`FILE_BYTES` each, a shard each: a driver that holds one shard at a time peaks
-at the same height whatever the number of shards.
+Each run is a process of its own (`_memory_child`) whose resident set is measured
+from the moment its imports are done: its peak (VmHWM, reset then) less the
+resident set it started from, for a source of 2 and of 4 files of `FILE_BYTES`
+each, a shard each. What the imports take is left out: it varies between Python
+versions (CI measured 50 MB more on CPython 3.12) and is not the work's.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def _write_source(folder: Path, files: int) -> str:
     return str(folder / "*.parquet")
 
 
-def _peak(files: str, base_dir: str, home: Path, **env: str) -> int:
-    """The peak resident set of a first materialization, in a new process, in bytes."""
+def _growth(files: str, base_dir: str, home: Path, **env: str) -> int:
+    """How far a first materialization, in a new process, raised its resident set, in bytes."""
     done = subprocess.run(
         [sys.executable, "-m", "tests.orchestration._memory_child", files, base_dir],
         cwd=REPO_ROOT,
@@ -56,15 +57,22 @@ def _peak(files: str, base_dir: str, home: Path, **env: str) -> int:
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return int(json.loads(done.stdout.strip().splitlines()[-1])["peak"])
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return int(figures["peak"]) - int(figures["start"])
+
+
+# The most a materialization may add to the resident set its imports left (measured:
+# 95-105 MB locally, 163-166 MB on S3, at 2 and at 4 shards; ~50 MB of margin). Holding
+# a whole shard at each pass, as before, it added 195-233 MB locally, 235-313 MB on S3.
+BOUNDS_MB = {"local disk": 150, "s3": 220}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["local disk", "s3"])
-def test_a_first_materialization_holds_one_shard_at_a_time(
+def test_a_first_materialization_holds_a_few_batches_at_a_time(
     where: str, tmp_path: Path, dagster_homes: Path, request: pytest.FixtureRequest
 ) -> None:
-    peaks: dict[int, int] = {}
+    growths: dict[int, int] = {}
     for files in (2, 4):
         source = _write_source(tmp_path / f"source-{files}", files)
         home = new_dagster_home(dagster_homes)
@@ -78,11 +86,10 @@ def test_a_first_materialization_holds_one_shard_at_a_time(
                 str(tmp_path / f"cache-{files}"),
                 {},
             )
-        peaks[files] = _peak(source, store, home, DAGSTER_DS_CACHE=cache, **env)
-    one, two = peaks[2] / MB, peaks[4] / MB
-    # Twice the shards, about the same peak: holding every shard, as before, grew it by
-    # 22 % locally (434 -> 530 MB) and 16 % on S3 (559 -> 651 MB); one at a time, it moved
-    # by -10 % to +7 % over runs (the rest is the run's own memory, which varies by ~50 MB).
-    assert two < 1.15 * one, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
-    # And well under what holding them took on S3 (the 1 GB figure is bench_scale's).
-    assert max(one, two) < 600, f"peak {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
+        growths[files] = _growth(source, store, home, DAGSTER_DS_CACHE=cache, **env)
+    one, two = growths[2] / MB, growths[4] / MB
+    # Twice the shards, the same growth: holding every shard would add two of them.
+    assert two - one < FILE_BYTES / MB, f"grew {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
+    # And less than a pass holding its whole input shard (downloaded, on S3) took.
+    bound = BOUNDS_MB[where]
+    assert max(one, two) < bound, f"grew {one:.0f} MB with 2 shards, {two:.0f} MB with 4"
