@@ -125,4 +125,6 @@ def test_a_map_fingerprints_the_columns_it_writes_without_copying_them(tmp_path:
     assert recorded == {"m": arrow_digest(out.data.column("m"))}
     peak, written = pool.max_memory(), out.data.column("m").nbytes
     assert peak is not None
-    assert peak < written // 2, (peak, written)
+    # A copy of the written column would take `written` bytes on top of the output's
+    # own (the old code peaked at twice it); the input is read a batch at a time too.
+    assert peak < written, (peak, written)
