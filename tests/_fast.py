@@ -287,6 +287,7 @@ def run(
 
 
 def _serve(address: str) -> None:
+    import gc
     import importlib
     import select
     import warnings
@@ -298,6 +299,11 @@ def _serve(address: str) -> None:
         importlib.import_module(name)
     # The libraries' warning filters, in front of the interpreter's (and a child's options).
     preloaded_filters = list(warnings.filters)[: len(warnings.filters) - len(cold_filters)]
+    # The preloaded objects are out of the children's garbage collections: a collection
+    # that traversed them would write to (and so copy) every page they are on, in each
+    # child: 0.6 s of CPU a child with Dagster loaded, measured.
+    gc.collect()
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
