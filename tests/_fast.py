@@ -332,8 +332,8 @@ def _serve(address: str) -> None:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
             if pid == 0:
-                listener.detach()
-                connection.detach()
+                for server_socket in (listener, connection, *(c for _, c in children.values())):
+                    server_socket.detach()  # closed below, as fds: no ResourceWarning at exit
                 _become(request, fds, (preloaded_filters, cold_filters))  # exits the child
             for fd in fds:
                 os.close(fd)
