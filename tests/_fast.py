@@ -296,7 +296,8 @@ def _serve(address: str) -> None:
     assert not sys.warnoptions, "the server starts without PYTHONWARNINGS (children bring theirs)"
     cold_filters: list[Any] = list(warnings.filters)
     for name in PRELOADED:
-        importlib.import_module(name)
+        with contextlib.suppress(ImportError):  # not installed: a child fails as a cold one
+            importlib.import_module(name)
     # The libraries' warning filters, in front of the interpreter's (and a child's options).
     preloaded_filters = list(warnings.filters)[: len(warnings.filters) - len(cold_filters)]
     # The preloaded objects are out of the children's garbage collections: a collection
