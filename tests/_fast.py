@@ -1,23 +1,24 @@
 """Python children without the cold start: `Popen` and `run` fork them from a warm server.
 
 A test that needs a fresh Python process (a second process reusing a cache, a writer killed
-with SIGKILL, a process's own memo) pays ~1-3 s of CPU for its imports when the child
+with SIGKILL, a process's own memo) pays ~0.4-2 s of CPU for its imports when the child
 starts cold: pyarrow, numpy, pandas, dill, fsspec, and Dagster. A *fork server* (one per
 test process, started at its first use) imports those third-party libraries once; each child
 is then ``os.fork()``-ed from it and is a real, separate process: its own pid (killable,
 waited for, its exit code reported), its own memory, stdin/stdout/stderr of its own, the
 environment, working folder and ``sys.path`` it was given. It imports dagster_ds and the
 tests' modules itself, from their files as they are when it starts (the server never
-imports them: tests edit them between runs).
+imports them: tests edit them between runs), and exits as Python does (threads joined,
+atexit handlers run).
 
 `Popen` and `run` take the arguments of `subprocess.Popen` and `subprocess.run`. A child is
-forked only when the arguments are ``[sys.executable, "-c", source, *argv]`` (or a script's
-path instead of ``"-c", source``) and a cold start
-would behave the same: no environment variable that the interpreter or a preloaded library
-reads when it starts (`_READ_AT_IMPORT`) differs from the server's, and the interpreter is
-this one. Anything else, notably a child with its own PYTHONHASHSEED (a fork keeps the
-server's string hashes), starts cold, as `subprocess` does. Tests about imports or start-up
-keep calling `subprocess` itself.
+forked when the arguments are ``[sys.executable, "-c", source, *argv]`` or
+``[sys.executable, "script.py", *argv]`` and a cold start would behave the same: no
+environment variable that the interpreter or a preloaded library reads when it starts
+(`_READ_AT_IMPORT`) differs from the server's. Anything else, notably a child with its own
+PYTHONHASHSEED (a fork keeps the server's string hashes), starts cold, as with
+`subprocess`. Tests about imports or start-up call `subprocess` itself (or
+``run_python(..., cold=True)``).
 
 Run as a script (``python tests/_fast.py SOCKET``), this file is the server.
 """
