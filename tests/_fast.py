@@ -322,8 +322,9 @@ def _serve(address: str) -> None:
                 _, status = os.waitpid(pid, 0)
                 connection.sendall(b"%d\n" % os.waitstatus_to_exitcode(status))
                 connection.close()
-        if stdin in readable:
-            return  # the test process ended (its children end with it, or alone)
+        if stdin in readable:  # the test process closed it, or ended without closing it
+            shutil.rmtree(os.path.dirname(address), ignore_errors=True)
+            return  # its children end with it, or alone
         if listening in readable:
             connection, _ = listener.accept()
             header, fds, _, _ = socket.recv_fds(connection, 8, 3)
