@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from tests import _fast
 from tests.webserver import free_port
 
 # huggingface_hub reads these at import time. Telemetry off: its user-agent code
@@ -131,7 +132,10 @@ def run_python() -> RunPython:
     """Run Python source in a fresh interpreter and return what it printed.
 
     Keyword arguments: ``cwd`` (the working directory), ``env`` (extra
-    environment variables), ``path`` (folders prepended to PYTHONPATH).
+    environment variables), ``path`` (folders prepended to PYTHONPATH), ``cold``
+    (start the interpreter from nothing: for a claim about what it imports; otherwise
+    the child is forked from `tests._fast`'s server, which has the heavy third-party
+    libraries imported).
     """
 
     def run(
@@ -140,6 +144,7 @@ def run_python() -> RunPython:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
         path: list[Path] | None = None,
+        cold: bool = False,
     ) -> str:
         environment = dict(os.environ)
         environment.update(env or {})
@@ -150,7 +155,7 @@ def run_python() -> RunPython:
         # by the source's size and mtime in whole seconds: an edit of the same size in
         # the same second would not be seen).
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        completed = subprocess.run(
+        completed = (subprocess.run if cold else _fast.run)(
             [sys.executable, "-c", textwrap.dedent(source)],
             cwd=cwd,
             env=environment,

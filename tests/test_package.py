@@ -22,7 +22,8 @@ def test_import_does_not_pull_in_dagster_the_hub_client_or_dask(run_python: RunP
         import dagster_ds
         heavy = ("dagster", "huggingface_hub", "datasets", "torch", "dask", "distributed")
         print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
-        """
+        """,
+        cold=True,
     )
     assert loaded == "[]"
 
@@ -117,7 +118,8 @@ def test_reading_parquet_without_filters_does_not_load_pyarrow_dataset(
         )
         assert [row["id"] for row in filtered] == [0, 1, 2, 3, 4]
         print("pyarrow.dataset" in sys.modules)
-        """
+        """,
+        cold=True,
     )
     assert loaded.split() == ["False", "True"]
 

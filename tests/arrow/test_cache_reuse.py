@@ -20,6 +20,7 @@ import pytest
 from dagster_ds import Dataset, UnhashableTransformWarning
 from dagster_ds.arrow._entries import read_table
 from dagster_ds.cache import CacheStore
+from tests import _fast
 from tests.conftest import REPO_ROOT, RunPython
 
 PIPELINE = """
@@ -172,7 +173,7 @@ def test_four_processes_compute_an_expensive_map_once(tmp_path: Path) -> None:
     )
     env = {**os.environ, "COUNTER": str(counter), "PYTHONPATH": f"{project}{os.pathsep}{REPO_ROOT}"}
     processes = [
-        subprocess.Popen(
+        _fast.Popen(
             [sys.executable, "-c", script],
             env=env,
             stdout=subprocess.PIPE,
@@ -256,7 +257,7 @@ KILLS = 40
 def test_killing_a_writer_at_random_moments_never_leaves_a_loadable_partial_result() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     store = CacheStore()
-    with subprocess.Popen(
+    with _fast.Popen(
         [sys.executable, "-c", textwrap.dedent(_WRITERS)],
         env=env,
         stdin=subprocess.PIPE,

@@ -14,6 +14,7 @@ import pytest
 
 from dagster_ds import Dataset, NotASavedDatasetError
 from dagster_ds.features import ClassLabel, Features, Value
+from tests import _fast
 from tests.conftest import REPO_ROOT
 
 FEATURES = Features({"label": ClassLabel(names=["no", "yes"]), "text": Value("string")})
@@ -69,7 +70,7 @@ def test_an_interrupted_save_leaves_nothing_loadable(tmp_path: Path) -> None:
         "disk.publish_folder = lambda *args, **kwargs: os.kill(os.getpid(), 9)\n"
         f"Dataset.from_dict({{'a': list(range(1000))}}).save_to_disk({str(target)!r})\n"
     )
-    completed = subprocess.run(
+    completed = _fast.run(
         [sys.executable, "-c", script],
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         capture_output=True,
@@ -93,7 +94,7 @@ while True:
 
 def _saves_killed_after(target: Path, seconds: float) -> tuple[str, str]:
     """Run saves of two datasets over ``target`` in turn, kill -9 after ``seconds``."""
-    process = subprocess.Popen(
+    process = _fast.Popen(
         [sys.executable, "-c", _SAVER.format(target=str(target))],
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         stdout=subprocess.PIPE,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dagster_ds.cache import enable_caching
+from tests import _fast
 
 WORKER = Path(__file__).with_name("_worker.py")
 
@@ -46,7 +47,7 @@ def fingerprint(number: int) -> str:
 
 def run_worker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run tests/cache/_worker.py in a fresh interpreter; fail with its output if it fails."""
-    result = subprocess.run(
+    result = _fast.run(
         [sys.executable, str(WORKER), *args],
         capture_output=True,
         text=True,
@@ -59,7 +60,7 @@ def run_worker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[s
 
 
 def start_worker(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return _fast.Popen(
         [sys.executable, str(WORKER), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -6,7 +6,6 @@ import hashlib
 import os
 import pickle
 import shutil
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from dagster_ds.cache import CacheCorruptionWarning, CacheEntry, CacheStore
 from dagster_ds.errors import CacheEntryDamagedError, CacheStoreUnavailableError
+from tests import _fast
 from tests.conftest import REPO_ROOT, s3_requests
 
 from .conftest import fingerprint
@@ -133,7 +133,7 @@ def test_a_damaged_entry_beneath_is_reported_left_in_place_and_computed_into_the
         "print(store.lookup(sys.argv[4]).url)\n"
     )
     shutil.rmtree(dev / "objects")  # the recomputed entry gone too: the key stays masked
-    printed = subprocess.run(
+    printed = _fast.run(
         [sys.executable, "-c", script, str(dev), str(prod), keys[0], keys[1]],
         capture_output=True,
         text=True,
@@ -183,7 +183,7 @@ def test_an_entry_beneath_sent_to_another_process_is_read_there_and_writes_nothi
     before = snapshot(prod)
     entry = CacheStore(dev, read_from=[prod]).lookup(keys[0])
     assert entry is not None
-    read = subprocess.run(
+    read = _fast.run(
         [sys.executable, "-c", _READ_SENT],
         input=pickle.dumps(entry),
         capture_output=True,
@@ -211,7 +211,7 @@ def test_an_entry_beneath_removed_by_its_own_gc_mid_read_fails_the_read_never_gi
     entry = store.lookup(keys[0])
     assert entry is not None
     # A read-only reader cannot pin: production's gc (another process) evicts the entry.
-    evicted = subprocess.run(
+    evicted = _fast.run(
         [sys.executable, "-c", _GC, str(prod)],
         capture_output=True,
         text=True,

@@ -11,6 +11,7 @@ import pytest
 
 from dagster_ds.cache import CacheStore
 from dagster_ds.errors import CacheEntryDamagedError
+from tests import _fast
 from tests.conftest import s3_requests
 
 from .conftest import fingerprint
@@ -58,7 +59,7 @@ def test_lookups_write_nothing_and_a_process_s_reads_write_one_record(tmp_path: 
     root = tmp_path / "cache"
     keys = _fill(CacheStore(root), ENTRIES)
     before = _tree(root)
-    reader = subprocess.Popen(
+    reader = _fast.Popen(
         [sys.executable, "-c", _READER, str(root), json.dumps(keys)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -119,7 +120,7 @@ def test_an_entry_evicted_between_lookup_and_read_fails_the_read_never_serves_it
     code = (
         f"from dagster_ds.cache import CacheStore; print(CacheStore({str(root)!r}).gc(0).evicted)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = _fast.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert key in done.stdout
     with pytest.raises(CacheEntryDamagedError, match=r"removed or replaced|evicted"):
         entry.open(DATA)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from fsspec.core import url_to_fs
 
 from dagster_ds.cache import CacheCorruptionWarning, CacheStore, ChecksumPolicy
 from dagster_ds.errors import CacheEntryDamagedError, CacheFormatError, DagsterDsWarning
+from tests import _fast
 
 from .conftest import fingerprint
 
@@ -149,7 +149,7 @@ def test_another_process_verifies_on_first_use(tmp_path: Path) -> None:
         f"    assert CacheStore({root!r}).lookup({fp!r}) is None\n"
         "print([type(w.message).__name__ for w in caught])\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = _fast.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['CacheCorruptionWarning']"
 
 

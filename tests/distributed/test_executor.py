@@ -17,6 +17,7 @@ from dagster_ds import Dataset, load_dataset
 from dagster_ds.cache import CacheCorruptionWarning, CacheStore, cache_root
 from dagster_ds.distributed import DaskExecutor, ShardCounts
 from dagster_ds.errors import ShardTaskError, StaleWorkerError, WorkerDiedError
+from tests import _fast
 from tests.conftest import REPO_ROOT
 from tests.distributed import _functions
 from tests.distributed._functions import double, keep_even, logged, pids
@@ -61,7 +62,7 @@ def _driver_script(
 
 
 def _start_driver(script: str, address: str) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
+    process = _fast.Popen(
         [sys.executable, "-c", script, address],
         cwd=REPO_ROOT,
         stdin=subprocess.PIPE,
@@ -244,7 +245,7 @@ def test_a_function_of_the_script_reading_a_global_runs_on_the_workers(
     files = write_files(tmp_path / "data", 3)
     script = tmp_path / "refresh.py"
     script.write_text(MAIN_SCRIPT)
-    done = subprocess.run(
+    done = _fast.run(
         [sys.executable, str(script), client.scheduler.address, shared_cache[0], *files],
         capture_output=True,
         text=True,
@@ -348,7 +349,7 @@ def test_an_executor_whose_client_is_not_the_default_client_runs_on_that_client(
             print(json.dumps({{"double": out["double"][:], "computed": executor.counts.computed}}))
         """
     )
-    driver = subprocess.run(
+    driver = _fast.run(
         [sys.executable, "-c", script, cluster.scheduler_address],
         cwd=REPO_ROOT,
         capture_output=True,

@@ -17,6 +17,7 @@ import xxhash
 
 from dagster_ds.formats import fingerprint_files
 from dagster_ds.formats._stat_records import DATABASE, RACY_NS, StatRecords, stat_key
+from tests import _fast
 
 
 def _wait_until_not_racy(paths: list[Path]) -> None:
@@ -64,7 +65,7 @@ def aged(tmp_path_factory: pytest.TempPathFactory) -> AgedFiles:
 
 
 def _run(code: str) -> str:
-    done = subprocess.run(
+    done = _fast.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
@@ -91,7 +92,7 @@ print(fingerprint, rchar() - before)
 
 
 def _fingerprint_in_a_new_process(files: list[Path], state: Path) -> tuple[str, int]:
-    done = subprocess.run(
+    done = _fast.run(
         [sys.executable, "-c", FINGERPRINT_AND_BYTES_READ, *map(str, files), str(state)],
         capture_output=True,
         text=True,
@@ -226,7 +227,7 @@ def test_processes_hashing_the_same_files_at_once_agree(aged: AgedFiles, tmp_pat
         expected.update(f"content:{xxhash.xxh3_128_hexdigest(path.read_bytes())}\n".encode())
     state = tmp_path / "state"
     runs = [
-        subprocess.Popen(
+        _fast.Popen(
             [sys.executable, "-c", FINGERPRINT_AND_BYTES_READ, *map(str, files), str(state)],
             stdout=subprocess.PIPE,
             text=True,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from dagster_ds.testing import LocalHubServer
+from tests import _fast
 
 Oracle = Callable[..., dict[str, Any]]
 
@@ -51,7 +51,7 @@ def oracle(local_hub: LocalHubServer, tmp_path: Path) -> Oracle:
         }
         for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_TOKEN"):
             env.pop(name, None)
-        done = subprocess.run(
+        done = _fast.run(
             [sys.executable, "-c", _LOAD, json.dumps(payload)],
             env=env,
             capture_output=True,

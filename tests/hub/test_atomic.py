@@ -4,7 +4,6 @@ and the retry reuses the uploaded files; a commit racing ours is merged, not ove
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 from dagster_ds import Dataset, load_dataset
 from dagster_ds.testing import LocalHubServer
+from tests import _fast
 from tests.conftest import REPO_ROOT
 
 KILLED_PUSH = textwrap.dedent(
@@ -49,7 +49,7 @@ def test_a_push_killed_before_its_commit_changes_nothing_and_the_retry_reuses_up
 
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TMPDIR": str(tmp_path / "tmp")}
-    killed = subprocess.run(
+    killed = _fast.run(
         [sys.executable, "-c", KILLED_PUSH, "user/atomic", endpoint, "400"],
         env=env,
         capture_output=True,
@@ -109,7 +109,7 @@ def test_a_stream_push_killed_before_its_commit_is_retried_without_uploads(
     endpoint = local_hub.endpoint
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TMPDIR": str(tmp_path / "tmp")}
-    killed = subprocess.run(
+    killed = _fast.run(
         [sys.executable, "-c", KILLED_STREAM_PUSH, "user/atomic-stream", endpoint],
         env=env,
         capture_output=True,

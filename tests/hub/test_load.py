@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pyarrow.parquet as pq
 
 from dagster_ds import ClassLabel, Dataset, Features, Value, load_dataset
 from dagster_ds.testing import LocalHubServer
+from tests import _fast
 from tests.conftest import RunPython
 
 FEATURES = Features({"id": Value("int64"), "label": ClassLabel(names=["a", "b", "c"])})
@@ -102,7 +102,7 @@ def test_a_repository_pushed_by_the_anchor_is_read(
         "HF_HOME": str(tmp_path / "anchor-home"),
         "HF_DATASETS_CACHE": str(tmp_path / "anchor-cache"),
     }
-    done = subprocess.run(
+    done = _fast.run(
         [sys.executable, "-c", ANCHOR_PUSH, "user/by-anchor"],
         env=env,
         capture_output=True,

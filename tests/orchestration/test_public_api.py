@@ -33,6 +33,7 @@ def test_only_orchestration_imports_dagster(run_python: RunPython) -> None:
         print("dagster" in sys.modules)
         import dagster_ds.orchestration
         print("dagster" in sys.modules)
-        """
+        """,
+        cold=True,
     )
     assert loaded.split() == ["False", "True"]

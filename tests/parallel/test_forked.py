@@ -16,6 +16,7 @@ import pytest
 
 from dagster_ds.errors import WorkerDiedError
 from dagster_ds.parallel import in_processes
+from tests import _fast
 
 
 def _children() -> set[int]:
@@ -130,7 +131,7 @@ def test_workers_exit_when_the_caller_is_killed(tmp_path: Path) -> None:
             print("computed", flush=True)
         """
     )
-    caller = subprocess.Popen(
+    caller = _fast.Popen(
         [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path
     )
     assert caller.stdout is not None

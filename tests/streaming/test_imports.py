@@ -16,6 +16,7 @@ def test_iterating_every_format_but_torch_does_not_import_torch(run_python: RunP
             list(ds.with_format(kind).take(5))
             list(ds.with_format(kind).iter(batch_size=7))
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "datasets")))
-        """
+        """,
+        cold=True,
     )
     assert loaded == "[]"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +34,7 @@ from huggingface_hub.errors import (
 )
 
 from dagster_ds.hub.server import LocalHubServer
+from tests import _fast
 
 TOKEN = "hf_conformance_token"
 TYPES = ["model", "dataset", "space"]
@@ -283,7 +283,7 @@ def test_the_anchor_pushes_and_loads_in_token_mode(hub: LocalHubServer, tmp_path
     }
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         env.pop(name, None)
-    done = subprocess.run(
+    done = _fast.run(
         [sys.executable, "-c", ANCHOR],
         env=env,
         capture_output=True,

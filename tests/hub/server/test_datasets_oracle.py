@@ -2,11 +2,12 @@
 
 import json
 import os
-import subprocess
 import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from tests import _fast
 
 README = """---
 configs:
@@ -47,7 +48,7 @@ def test_load_dataset_reads_what_was_pushed(hub_api, local_hub, tmp_path):
     }
     env.pop("HF_HUB_OFFLINE", None)
     env.pop("HF_DATASETS_OFFLINE", None)
-    result = subprocess.run(
+    result = _fast.run(
         [sys.executable, "-c", LOAD, "user/oracle"],
         env=env,
         capture_output=True,

@@ -19,6 +19,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, RepoFile
 
 from dagster_ds.hub.server import LocalHubServer
+from tests import _fast
 from tests.hub.server.conftest import RawClient
 
 MiB = 1024 * 1024
@@ -38,7 +39,7 @@ server.stop()
 @pytest.fixture
 def child_hub(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A local Hub in a child process (token mode), so its peak RSS can be read."""
-    process = subprocess.Popen(
+    process = _fast.Popen(
         [sys.executable, "-c", _CHILD, str(tmp_path / "hub"), TOKEN],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

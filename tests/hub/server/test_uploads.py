@@ -22,6 +22,7 @@ from huggingface_hub.hf_api import BlobLfsInfo
 from huggingface_hub.lfs import UploadInfo, post_lfs_batch_info
 
 from dagster_ds.hub.server import LocalHubServer
+from tests import _fast
 
 REPO = "user/demo"
 
@@ -233,7 +234,7 @@ def test_killed_push_leaves_main_unchanged_and_retry_reuses_blobs(
     head = api.dataset_info(REPO).sha
 
     env = {**os.environ, **server.client_env, "HF_HOME": str(tmp_path / "hf-home")}
-    child = subprocess.Popen(
+    child = _fast.Popen(
         [
             sys.executable,
             "-c",

@@ -1,0 +1,433 @@
+"""Python children without the cold start: `Popen` and `run` fork them from a warm server.
+
+A test that needs a fresh Python process (a second process reusing a cache, a writer killed
+with SIGKILL, a process's own memo) pays ~0.4-2 s of CPU for its imports when the child
+starts cold: pyarrow, numpy, pandas, dill, fsspec, and Dagster. A *fork server* (one per
+test process, started at its first use) imports those third-party libraries once; each child
+is then ``os.fork()``-ed from it and is a real, separate process: its own pid (killable,
+waited for, its exit code reported), its own memory, stdin/stdout/stderr of its own, the
+environment, working folder and ``sys.path`` it was given. It imports dagster_ds and the
+tests' modules itself, from their files as they are when it starts (the server never
+imports them: tests edit them between runs), and exits as Python does (threads joined,
+atexit handlers run).
+
+`Popen` and `run` take the arguments of `subprocess.Popen` and `subprocess.run`. A child is
+forked when the arguments are ``[sys.executable, "-c", source, *argv]`` or
+``[sys.executable, "script.py", *argv]`` and a cold start would behave the same: no
+environment variable that the interpreter or a preloaded library reads when it starts
+(`_READ_AT_IMPORT`) differs from the server's. Anything else, notably a child with its own
+PYTHONHASHSEED (a fork keeps the server's string hashes), starts cold, as with
+`subprocess`. Tests about imports or start-up call `subprocess` itself (or
+``run_python(..., cold=True)``).
+
+Run as a script (``python tests/_fast.py SOCKET``), this file is the server.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+# Imported by the server before it forks: dagster_ds's and the Dagster tests' heavy
+# third-party imports. None of them reads at import an environment variable the tests
+# change (checked: HF_*, AWS_*, DAGSTER_HOME and the like are read when used); those they
+# do read are in `_READ_AT_IMPORT`.
+PRELOADED = (
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "pyarrow.compute",
+    "pyarrow.dataset",
+    "pyarrow.json",
+    "pyarrow.parquet",
+    "dill",
+    "xxhash",
+    "fsspec",
+    "dagster",
+)
+# Environment variables (names, or prefixes ending in "_") read when the interpreter or a
+# `PRELOADED` library starts: a child whose value differs starts cold. Those in
+# `_APPLIED_IN_CHILD` are applied to a forked child instead.
+_READ_AT_IMPORT = (
+    "PYTHON",
+    "FSSPEC_",
+    "ARROW_",
+    "OPENBLAS_",
+    "OMP_",
+    "MKL_",
+    "NUMPY_",
+    "PANDAS_",
+    "LANG",
+    "LC_",
+    "TZ",
+)
+_APPLIED_IN_CHILD = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONWARNINGS")
+# Dagster's variables read when used, not at import (the rest of DAGSTER_* is guarded).
+_DAGSTER_READ_LATER = ("DAGSTER_HOME", "DAGSTER_DISABLE_TELEMETRY")
+
+
+def _read_at_import(name: str) -> bool:
+    if name in _APPLIED_IN_CHILD:
+        return False
+    if name.startswith("DAGSTER_"):
+        return not name.startswith("DAGSTER_DS_") and name not in _DAGSTER_READ_LATER
+    return any(
+        name.startswith(prefix) if prefix.endswith("_") or prefix == "PYTHON" else name == prefix
+        for prefix in _READ_AT_IMPORT
+    )
+
+
+def _same_at_import(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
+    names = {name for name in (*env, *server_env) if _read_at_import(name)}
+    return all(env.get(name) == server_env.get(name) for name in names)
+
+
+class _Server:
+    """The fork server of this process: started at the first forked child, ended at exit."""
+
+    def __init__(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="dagster-ds-forks-")
+        self.address = os.path.join(self.folder, "socket")
+        # The server's environment: this process's, less PYTHONPATH (each child brings its own).
+        self.env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, self.address],
+            stdin=subprocess.PIPE,  # its end of file tells the server that this process ended
+            stdout=subprocess.PIPE,
+            env=self.env,
+            cwd=self.folder,
+        )
+        assert self.process.stdout is not None
+        ready = self.process.stdout.readline()
+        self.process.stdout.close()
+        if ready != b"ready\n":
+            raise RuntimeError(f"the fork server did not start (it said {ready!r})")
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_server: _Server | None = None
+_server_lock = threading.Lock()
+
+
+def _the_server() -> _Server:
+    global _server
+    with _server_lock:
+        if _server is None:
+            _server = _Server()
+            atexit.register(_server.close)
+        return _server
+
+
+def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
+    """Whether these `subprocess.Popen` arguments run Python source in a child of ours."""
+    if isinstance(args, (str, bytes)) or len(args) < 2 or args[0] != sys.executable:
+        return False
+    if not all(isinstance(arg, str) for arg in args):
+        return False
+    if args[1] == "-c" and len(args) < 3:
+        return False
+    if args[1] != "-c" and (args[1].startswith("-") or not args[1].endswith(".py")):
+        return False
+    unsupported = (
+        "executable",
+        "preexec_fn",
+        "pass_fds",
+        "shell",
+        "start_new_session",
+        "process_group",
+        "user",
+        "group",
+        "extra_groups",
+    )
+    if any(kwargs.get(name) for name in unsupported) or kwargs.get("close_fds") is False:
+        return False
+    if kwargs.get("umask", -1) != -1:
+        return False
+    cwd = kwargs.get("cwd")
+    return cwd is None or os.path.isdir(cwd)  # else the cold path raises, as subprocess does
+
+
+class Popen(subprocess.Popen):
+    """`subprocess.Popen`, its child forked from the fork server when it can be (see above).
+
+    Example:
+        >>> with Popen([sys.executable, "-c", "print(6 * 7)"], stdout=subprocess.PIPE) as child:
+        ...     child.communicate()[0]
+        b'42\\n'
+    """
+
+    def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
+        self._forked: socket.socket | None = None
+        self._fork = not rest and _forkable(args, kwargs)
+        super().__init__(args, *rest, **kwargs)
+
+    def _execute_child(self, args: Any, *rest: Any) -> None:
+        (cwd, env) = rest[4:6]
+        environment = os.environ if env is None else env
+        server = _the_server() if self._fork else None
+        if server is None or not _same_at_import(environment, server.env):
+            super()._execute_child(args, *rest)  # pyright: ignore[reportAttributeAccessIssue]
+            return
+        p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite = rest[9:15]
+        request = json.dumps(
+            {
+                "argv": list(args[1:]),
+                "cwd": os.fsdecode(cwd) if cwd is not None else os.getcwd(),
+                "env": dict(environment),
+            }
+        ).encode()
+        fds = [
+            p2cread if p2cread != -1 else 0,
+            c2pwrite if c2pwrite != -1 else 1,
+            errwrite if errwrite != -1 else 2,
+        ]
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(server.address)
+            socket.send_fds(connection, [struct.pack("!Q", len(request))], fds)
+            connection.sendall(request)
+            self.pid = int(_read_line(connection))
+        except BaseException:
+            connection.close()
+            raise
+        self._forked = connection
+        self._child_created = True
+        self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)  # pyright: ignore[reportAttributeAccessIssue]
+
+    def _internal_poll(self, *args: Any, **kwargs: Any) -> int | None:
+        if self._forked is None:
+            return super()._internal_poll(*args, **kwargs)  # pyright: ignore[reportAttributeAccessIssue]
+        if self.returncode is None:
+            self._forked.setblocking(False)
+            with contextlib.suppress(BlockingIOError):  # not ended yet
+                self._take_status()
+        return self.returncode
+
+    def _wait(self, timeout: float | None) -> int:
+        if self._forked is None:
+            return super()._wait(timeout)  # pyright: ignore[reportAttributeAccessIssue]
+        if self.returncode is None:
+            self._forked.settimeout(timeout)
+            try:
+                self._take_status()
+            except TimeoutError:  # only with a timeout
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0) from None
+        assert self.returncode is not None
+        return self.returncode
+
+    def _take_status(self) -> None:
+        assert self._forked is not None
+        self.returncode = int(_read_line(self._forked))
+        self._forked.close()
+
+
+def _read_line(connection: socket.socket) -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):
+        part = connection.recv(64)
+        if not part:
+            raise RuntimeError("the fork server closed the connection (did it die?)")
+        line += part
+    return line
+
+
+def run(
+    args: Sequence[str],
+    *,
+    input: Any = None,
+    capture_output: bool = False,
+    timeout: float | None = None,
+    check: bool = False,
+    **kwargs: Any,
+) -> subprocess.CompletedProcess[Any]:
+    """`subprocess.run`, its child from `Popen`.
+
+    Example:
+        >>> run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True).stdout
+        '42\\n'
+    """
+    if input is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    with Popen(args, **kwargs) as process:
+        try:
+            stdout, stderr = process.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        except BaseException:
+            process.kill()
+            raise
+        code = process.poll()
+        assert code is not None
+    if check and code:
+        raise subprocess.CalledProcessError(code, args, output=stdout, stderr=stderr)
+    return subprocess.CompletedProcess(args, code, stdout, stderr)
+
+
+# The server (this file run as a script).
+
+
+def _serve(address: str) -> None:
+    import gc
+    import importlib
+    import select
+    import warnings
+
+    del sys.path[0]  # this folder: each child has a sys.path of its own
+    assert not sys.warnoptions, "the server starts without PYTHONWARNINGS (children bring theirs)"
+    cold_filters: list[Any] = list(warnings.filters)
+    for name in PRELOADED:
+        with contextlib.suppress(ImportError):  # not installed: a child fails as a cold one
+            importlib.import_module(name)
+    # The libraries' warning filters, in front of the interpreter's (and a child's options).
+    preloaded_filters = list(warnings.filters)[: len(warnings.filters) - len(cold_filters)]
+    # The preloaded objects are out of the children's garbage collections: a collection
+    # that traversed them would write to (and so copy) every page they are on, in each
+    # child: 0.6 s of CPU a child with Dagster loaded, measured.
+    gc.collect()
+    gc.freeze()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(64)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd: pid, connection
+    stdin, listening = sys.stdin.fileno(), listener.fileno()
+    while True:
+        readable: list[int] = select.select([stdin, listening, *children], [], [])[0]
+        for pidfd in readable:
+            if pidfd in children:
+                pid, connection = children.pop(pidfd)
+                os.close(pidfd)
+                _, status = os.waitpid(pid, 0)
+                connection.sendall(b"%d\n" % os.waitstatus_to_exitcode(status))
+                connection.close()
+        if stdin in readable:  # the test process closed it, or ended without closing it
+            shutil.rmtree(os.path.dirname(address), ignore_errors=True)
+            return  # its children end with it, or alone
+        if listening in readable:
+            connection, _ = listener.accept()
+            header, fds, _, _ = socket.recv_fds(connection, 8, 3)
+            request = json.loads(_receive(connection, struct.unpack("!Q", header)[0]))
+            with warnings.catch_warnings():
+                # OpenBLAS's threads (numpy) make CPython 3.12+ warn at each fork: OpenBLAS
+                # stops them for the fork itself (pthread_atfork).
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+            if pid == 0:
+                for server_socket in (listener, connection, *(c for _, c in children.values())):
+                    server_socket.detach()  # closed below, as fds: no ResourceWarning at exit
+                _become(request, fds, (preloaded_filters, cold_filters))  # exits the child
+            for fd in fds:
+                os.close(fd)
+            connection.sendall(b"%d\n" % pid)
+            children[os.pidfd_open(pid)] = (pid, connection)
+
+
+def _receive(connection: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        part = connection.recv(min(size - len(data), 1 << 20))
+        if not part:
+            raise RuntimeError("the test process closed the connection mid-request")
+        data += part
+    return bytes(data)
+
+
+def _become(request: dict[str, Any], fds: list[int], filters: tuple[list[Any], list[Any]]) -> None:
+    """In the forked child: take the request's stdio, environment, folder and path; run it.
+
+    It ends the process: through SystemExit, as Python ends (threads joined, atexit run).
+    ``filters`` are the preloaded libraries' warning filters and the interpreter's.
+    """
+    import importlib
+    import io
+    import random
+    import types
+    import warnings
+
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    env: dict[str, str] = request["env"]
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(request["cwd"])
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+    encoding, errors = sys.stdout.encoding, sys.stdout.errors
+    sys.stdin = sys.__stdin__ = open(0, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        open(1, "wb", buffering=0 if unbuffered else -1, closefd=False),  # noqa: SIM115
+        encoding=encoding,
+        errors=errors,
+        line_buffering=os.isatty(1),
+        write_through=unbuffered,
+    )
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        open(2, "wb", buffering=0 if unbuffered else -1, closefd=False),  # noqa: SIM115
+        encoding=encoding,
+        errors="backslashreplace",
+        line_buffering=True,
+        write_through=unbuffered,
+    )
+    command, *argv = request["argv"]
+    main = types.ModuleType("__main__")
+    if command == "-c":
+        source, *argv = argv
+        sys.argv, filename, first = ["-c", *argv], "<string>", ""
+    else:  # a script
+        filename = os.path.abspath(command)
+        source = Path(filename).read_text(encoding="utf-8")
+        sys.argv, main.__file__ = [command, *argv], filename
+        first = os.path.dirname(os.path.realpath(filename))
+    python_path = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sys.path[:] = [first, *python_path, *sys.path]
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    # PYTHONWARNINGS, as Python applies it at start, before the libraries add their filters.
+    sys.warnoptions[:] = [option for option in env.get("PYTHONWARNINGS", "").split(",") if option]
+    preloaded_filters, cold_filters = filters
+    current = cast(list[Any], warnings.filters)
+    current[:] = cold_filters
+    warnings._processoptions(sys.warnoptions)  # pyright: ignore[reportAttributeAccessIssue]
+    current[:0] = preloaded_filters
+    warnings._filters_mutated()  # pyright: ignore[reportAttributeAccessIssue]
+    importlib.invalidate_caches()
+    random.seed()
+    if "numpy.random" in sys.modules:
+        sys.modules["numpy.random"].seed()
+    main.__dict__["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main
+    try:
+        exec(compile(source, filename, "exec"), main.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as error:  # shown as Python shows it, without this function's frame
+        if error.__traceback__ is not None:
+            error = error.with_traceback(error.__traceback__.tb_next)
+        sys.excepthook(type(error), error, error.__traceback__)
+        sys.exit(1)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])
