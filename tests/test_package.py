@@ -48,8 +48,8 @@ def test_a_cached_rerun_loads_only_what_it_uses(run_python: RunPython, tmp_path:
         print(sorted(name for name in sys.modules if name in unused))
         """
     environment = {"DAGSTER_DS_CACHE": str(tmp_path / "cache")}
-    run_python(pipeline, env=environment)  # the first run fills the cache
-    assert run_python(pipeline, env=environment) == "[]"
+    run_python(pipeline, env=environment, cold=True)  # the first run fills the cache
+    assert run_python(pipeline, env=environment, cold=True) == "[]"
 
 
 # What a cached rerun of load_dataset -> map -> filter does without (see the test above).
