@@ -7,7 +7,6 @@ are imported at the first use of one of their names: a process that loads one sp
 and transforms it does not load them.
 """
 
-import importlib as _importlib
 import typing as _typing
 
 from dagster_ds.arrow import Column as Column
@@ -39,6 +38,7 @@ from dagster_ds.errors import TransformOutputError as TransformOutputError
 from dagster_ds.errors import UnhashableError as UnhashableError
 from dagster_ds.errors import UnhashableTransformWarning as UnhashableTransformWarning
 from dagster_ds.errors import UnsupportedFeatureWarning as UnsupportedFeatureWarning
+from dagster_ds.exports import lazy_exports as _lazy_exports
 from dagster_ds.features import Array2D as Array2D
 from dagster_ds.features import Array3D as Array3D
 from dagster_ds.features import Array4D as Array4D
@@ -138,14 +138,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """A lazily imported public name (see `_LAZY`), kept in the module once imported."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

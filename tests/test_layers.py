@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dagster_ds"
 # ``streaming`` sits below ``arrow``: a stream needs nothing of the map-style
 # `Dataset`, whose ``to_iterable_dataset`` is the one conversion between them.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "progress"),
+    ("errors", "progress", "exports"),
     ("fingerprint", "features", "formats", "cache"),
     ("formatting",),
     ("parallel",),

@@ -10,7 +10,6 @@ Example:
 first use of one of their names: a process that never uses them does not load them.
 """
 
-import importlib as _importlib
 import typing as _typing
 
 from dagster_ds.arrow._column import Column as Column
@@ -53,6 +52,7 @@ from dagster_ds.arrow._stored import retain as retain
 from dagster_ds.arrow._stored import store_version as store_version
 from dagster_ds.arrow._stored import version_intact as version_intact
 from dagster_ds.arrow._stored import version_record as version_record
+from dagster_ds.exports import lazy_exports as _lazy_exports
 from dagster_ds.fingerprint import LineageStep as LineageStep
 
 if _typing.TYPE_CHECKING:
@@ -133,14 +133,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """A lazily imported name (see `_LAZY`), kept in the module once imported."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

@@ -23,9 +23,9 @@ The readers and writers of each format are imported at the first use of one of t
 names: a process that reads its splits from the cache does not load them.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from dagster_ds.exports import lazy_exports as _lazy_exports
 from dagster_ds.formats._batches import DEFAULT_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from dagster_ds.formats._batches import Filters as Filters
 from dagster_ds.formats._batches import ReadStats as ReadStats
@@ -123,14 +123,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """A lazily imported name (see `_LAZY`), kept in the module once imported."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
