@@ -354,7 +354,7 @@ def open_table_shard(
     when the entry keeps some columns in a base entry that is gone, or whose
     rows do not match.
     """
-    stored, expected = _stored_features(json.dumps(entry.metadata_item("features")))
+    stored, expected = stored_features(json.dumps(entry.metadata_item("features")))
     features = Features(stored)  # the caller's own copy
     layout: dict[str, Any] | None = None
     base: Shard | None = None
@@ -374,11 +374,15 @@ def open_table_shard(
         if layout is not None and base is not None:
             whole = joined(table, layout, base)
             if whole is None:
-                raise _damaged(entry, store, f"has other rows than its base {base.fingerprint!r}")
+                raise damaged_entry(
+                    entry, store, f"has other rows than its base {base.fingerprint!r}"
+                )
             table = whole
-        table = _conform(table, stored, expected)
+        table = conformed_table(table, stored, expected)
         if isinstance(num_rows, int) and table.num_rows != num_rows:
-            raise _damaged(entry, store, f"holds {table.num_rows} rows, its manifest {num_rows}")
+            raise damaged_entry(
+                entry, store, f"holds {table.num_rows} rows, its manifest {num_rows}"
+            )
         return table
 
     if isinstance(num_rows, int):
@@ -406,7 +410,8 @@ def lookup_table_shard(store: CacheStore, key: str) -> Shard | None:
     return opened[0]
 
 
-def _damaged(entry: CacheEntry, store: CacheStore, what: str) -> CacheError:
+def damaged_entry(entry: CacheEntry, store: CacheStore, what: str) -> CacheError:
+    """The error for ``entry`` of ``store`` holding other rows than it says (``what``)."""
     return CacheError(
         f"The cache entry {entry.fingerprint!r} in {store.root!r} {what}: it is damaged. "
         f"Remove it (CacheStore({store.root!r}).remove({entry.fingerprint!r})) and run "
@@ -415,7 +420,7 @@ def _damaged(entry: CacheEntry, store: CacheStore, what: str) -> CacheError:
 
 
 @functools.lru_cache(maxsize=1024)
-def _stored_features(text: str) -> tuple[Features, pa.StructType]:
+def stored_features(text: str) -> tuple[Features, pa.StructType]:
     """An entry's features (their YAML form as JSON text) and their row type, parsed once.
 
     Every cache hit reads its entry's: most entries of a dataset share them.
@@ -424,7 +429,7 @@ def _stored_features(text: str) -> tuple[Features, pa.StructType]:
     return features, features.type
 
 
-def _conform(table: pa.Table, features: Features, expected: pa.StructType) -> pa.Table:
+def conformed_table(table: pa.Table, features: Features, expected: pa.StructType) -> pa.Table:
     """``table`` cast to ``features``' schema (row type ``expected``) if its types differ."""
     if table.schema.names == [field.name for field in expected] and all(
         column.type == field.type for column, field in zip(table.columns, expected, strict=True)

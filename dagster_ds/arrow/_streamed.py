@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from dagster_ds.arrow._changed_columns import BASE_KEYS, joined
 from dagster_ds.arrow._entries import data_batches
-from dagster_ds.arrow._results import _conform, _damaged, _stored_features  # pyright: ignore[reportPrivateUsage]
+from dagster_ds.arrow._results import conformed_table, damaged_entry, stored_features
 from dagster_ds.arrow._shards import LazyTable, Shard
 from dagster_ds.cache import CacheEntry, CacheStore
 from dagster_ds.errors import CacheError
@@ -88,7 +88,7 @@ def _aligned(
         left, right = _rows_left(own, left), _rows_left(base, right)
         if left is None or right is None:
             if left is not None or right is not None:
-                raise _damaged(entry, store, "has other rows than its base")
+                raise damaged_entry(entry, store, "has other rows than its base")
             return
         count = min(left.num_rows, right.num_rows)
         yield left.slice(0, count), right.slice(0, count)
@@ -108,7 +108,7 @@ Damage = Callable[[CacheEntry, str], CacheError]
 
 
 def _damage_in(store: CacheStore) -> Damage:
-    return lambda entry, what: _damaged(entry, store, what)
+    return lambda entry, what: damaged_entry(entry, store, what)
 
 
 def _damage(entry: CacheEntry, what: str) -> CacheError:
@@ -122,13 +122,13 @@ def _conformed(
     entry: CacheEntry, tables: Iterator[pa.Table], damage: Damage, base_entry: CacheEntry | None
 ) -> Iterator[pa.Table]:
     """``tables`` cast to the entry's features; its row count checked at their end."""
-    stored, expected = _stored_features(json.dumps(entry.metadata_item("features")))
+    stored, expected = stored_features(json.dumps(entry.metadata_item("features")))
     num_rows = entry.metadata_item("num_rows")
     rows = 0
     try:
         for table in tables:
             rows += table.num_rows
-            yield _conform(table, stored, expected)
+            yield conformed_table(table, stored, expected)
     finally:
         if base_entry is not None:
             base_entry.close()
