@@ -1,4 +1,4 @@
-"""A dataset source and three chained dataset assets that log each function call to a file.
+"""Chained dataset assets for the orchestration tests, logging each function call to a file.
 
 The log file is named by ``$DAGSTER_DS_TEST_CALLS``, so calls are counted in
 every process (the multiprocess executor, subprocesses).
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import dagster as dg
 
-from dagster_ds import Dataset
+from dagster_ds import Dataset, load_dataset
 from dagster_ds.orchestration import dataset_asset, dataset_source
 
 CALLS_ENV = "DAGSTER_DS_TEST_CALLS"
@@ -72,3 +72,25 @@ def build(
 # Environment variables naming the data and the storage of a test project.
 DATA_ENV = "DAGSTER_DS_TEST_DATA"
 STORAGE_ENV = "DAGSTER_DS_TEST_STORAGE"
+
+
+def text_and_label_assets(files: list[str]) -> list[dg.AssetsDefinition]:
+    """``raw`` (the JSON Lines ``files``, a shard each) and ``lengths`` (``n_chars`` of ``text``).
+
+    ``n_chars`` reads only ``text`` and records ``n_chars:<rows>`` per batch: a change of
+    ``label`` alone reuses its outputs by their read columns.
+    """
+
+    @dataset_asset(fingerprint_inputs=files)
+    def raw() -> Dataset:
+        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
+
+    @dataset_asset
+    def lengths(raw: Dataset) -> Dataset:
+        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+            record(f"n_chars:{len(batch['text'])}")
+            return {"n_chars": [len(text) for text in batch["text"]]}
+
+        return raw.map(n_chars, batched=True)
+
+    return [raw, lengths]

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from dagster_ds import Dataset, load_dataset
 from dagster_ds.cli import main
 from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
-from tests.orchestration._chain import record
+from tests.orchestration._chain import record, text_and_label_assets
 from tests.orchestration.conftest import latest, write_jsonl
 
 
@@ -65,19 +65,7 @@ def test_a_label_correction_reruns_the_label_asset_only_on_its_shard(
     for index in range(3):
         rows = [{"text": f"t{index}-{i}", "label": i % 2} for i in range(5)]
         write_jsonl(folder / f"part-{index}.jsonl", rows)
-    files = sorted(str(path) for path in folder.glob("*.jsonl"))
-
-    @dataset_asset(fingerprint_inputs=files)
-    def raw() -> Dataset:
-        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
-
-    @dataset_asset
-    def lengths(raw: Dataset) -> Dataset:
-        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
-            record(f"n_chars:{len(batch['text'])}")
-            return {"n_chars": [len(text) for text in batch["text"]]}
-
-        return raw.map(n_chars, batched=True)
+    raw, lengths = text_and_label_assets(sorted(str(p) for p in folder.glob("*.jsonl")))
 
     @dataset_asset
     def named(lengths: Dataset) -> Dataset:

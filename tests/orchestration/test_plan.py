@@ -9,21 +9,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import pytest
 
-from dagster_ds import Dataset, load_dataset
 from dagster_ds.orchestration import (
     DatasetIOManager,
     DatasetStore,
-    dataset_asset,
     fingerprint_refresh_schedule,
 )
 from dagster_ds.orchestration._changes import NOTHING_CHANGED
 from dagster_ds.orchestration._plan import PLAN_TAG, Plan, plan_refresh
-from tests.orchestration._chain import build, record
+from tests.orchestration._chain import build, text_and_label_assets
 from tests.orchestration.conftest import ROWS, latest, metadata_value, write_jsonl
 
 SELECTION = dg.AssetSelection.assets("counts").upstream()
@@ -349,21 +346,7 @@ def _latest_partition(
 
 
 def _label_assets(folder: Path) -> list[dg.AssetsDefinition]:
-    files = sorted(str(path) for path in folder.glob("*.jsonl"))
-
-    @dataset_asset(fingerprint_inputs=files)
-    def raw() -> Dataset:
-        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
-
-    @dataset_asset
-    def lengths(raw: Dataset) -> Dataset:
-        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
-            record(f"n_chars:{len(batch['text'])}")
-            return {"n_chars": [len(text) for text in batch["text"]]}
-
-        return raw.map(n_chars, batched=True)
-
-    return [raw, lengths]
+    return text_and_label_assets(sorted(str(path) for path in folder.glob("*.jsonl")))
 
 
 def test_a_plan_names_the_parent_columns_that_changed_and_what_their_readers_reuse(

@@ -10,12 +10,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import pytest
 
-from dagster_ds import Dataset, load_dataset
+from dagster_ds import Dataset
 from dagster_ds.errors import OrchestrationError
 from dagster_ds.orchestration import (
     DatasetIOManager,
@@ -26,7 +25,7 @@ from dagster_ds.orchestration import (
     promote,
 )
 from tests.conftest import REPO_ROOT, new_dagster_home
-from tests.orchestration._chain import record
+from tests.orchestration._chain import record, text_and_label_assets
 from tests.orchestration.conftest import latest, metadata_value, write_jsonl
 
 
@@ -210,22 +209,6 @@ def test_a_promote_killed_at_any_moment_leaves_production_old_or_new_never_half(
     assert _tree_digest(Path(dev.root)) == dev_before  # development's data is untouched
 
 
-def _labelled(files: list[str]) -> list[dg.AssetsDefinition]:
-    @dataset_asset(fingerprint_inputs=files)
-    def raw() -> Dataset:
-        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
-
-    @dataset_asset
-    def lengths(raw: Dataset) -> Dataset:
-        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
-            record(f"n_chars:{len(batch['text'])}")
-            return {"n_chars": [len(text) for text in batch["text"]]}
-
-        return raw.map(n_chars, batched=True)
-
-    return [raw, lengths]
-
-
 def test_promoted_shards_keep_their_column_records_so_production_names_changed_columns(
     tmp_path: Path,
     instance: dg.DagsterInstance,
@@ -240,7 +223,7 @@ def test_promoted_shards_keep_their_column_records_so_production_names_changed_c
         )
     files = sorted(str(path) for path in folder.glob("*.jsonl"))
     dev, prod = DatasetStore(str(tmp_path / "dev")), DatasetStore(str(tmp_path / "prod"))
-    assets = _labelled(files)
+    assets = text_and_label_assets(files)
     assert dg.materialize(
         assets, instance=instance, resources={"io_manager": DatasetIOManager(base_dir=dev.root)}
     ).success
@@ -252,7 +235,7 @@ def test_promoted_shards_keep_their_column_records_so_production_names_changed_c
     write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
     calls = len(body_calls())
     assert dg.materialize(
-        _labelled(files),
+        text_and_label_assets(files),
         instance=prod_instance,
         resources={"io_manager": DatasetIOManager(base_dir=prod.root)},
     ).success
