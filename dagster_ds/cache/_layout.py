@@ -76,20 +76,29 @@ def tmp_owner(name: str) -> Owner | None:
 
 
 def make_quarantine_name(key: str) -> str:
-    moment = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
+    """A ``quarantine/`` item's name: the key, the moment (to the microsecond), a nonce."""
+    moment = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%f")
     return f"{key}-{moment}Z-{secrets.token_hex(4)}"
 
 
 def quarantined_at(name: str) -> float | None:
-    """When an item of ``quarantine/`` was put there (Unix time), from its name."""
+    """When an item of ``quarantine/`` was put there (Unix time), from its name.
+
+    A name of an earlier release says the second only: the end of that second is
+    returned, the latest moment it may have been put there (an entry made in the
+    same second then counts as quarantined after it: a recomputation, never a
+    damaged entry vouched for).
+    """
     parts = name.split("-")
     if len(parts) != 3:
         return None
-    try:
-        moment = datetime.datetime.strptime(parts[1], "%Y%m%dT%H%M%SZ")
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=datetime.UTC).timestamp()
+    for layout, rest in (("%Y%m%dT%H%M%S.%fZ", 0.0), ("%Y%m%dT%H%M%SZ", 1.0 - 1e-6)):
+        try:
+            moment = datetime.datetime.strptime(parts[1], layout)
+        except ValueError:
+            continue
+        return moment.replace(tzinfo=datetime.UTC).timestamp() + rest
+    return None
 
 
 class Layout:
