@@ -39,6 +39,7 @@ from dagster_ds.formats._io import is_file_object as is_file_object
 
 # Internal: for the other dagster_ds packages only; not public API.
 from dagster_ds.formats._json_depth import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
+from dagster_ds.formats._json_depth import nesting_depth as nesting_depth
 from dagster_ds.formats._resolve import DataFiles as DataFiles
 from dagster_ds.formats._resolve import resolve_data_files as resolve_data_files
 

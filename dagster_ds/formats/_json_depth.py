@@ -10,6 +10,7 @@ written deeper than 50 nested lists are refused when read.
 
 from __future__ import annotations
 
+import re
 from typing import Any, NoReturn
 
 import pyarrow as pa
@@ -56,7 +57,7 @@ def check_nesting(url: str, document: bytes, max_depth: int, *, around: int) -> 
         end = document.find(b"\n", position)
         end = len(document) if end < 0 else end
         text = document[first:end]
-        if _string_aware_depth(text) > limit:
+        if nesting_depth(text, stop_above=limit) > limit:
             _refuse(url, 1 + document.count(b"\n", 0, first), text, max_depth)
         start = end + 1  # brackets in strings misled the count: go on after this line
 
@@ -73,7 +74,7 @@ def check_line_nesting(url: str, line: int, block: bytes, max_depth: int) -> Non
         return
     texts = block.split(b"\n")
     for index, found in enumerate(openings):
-        if len(found) > max_depth and _string_aware_depth(texts[index]) > max_depth:
+        if len(found) > max_depth and nesting_depth(texts[index], max_depth) > max_depth:
             _refuse(url, line + index, texts[index], max_depth)
 
 
@@ -115,22 +116,40 @@ def _byte(character: str) -> pa.Scalar[Any]:
     return pa.scalar(ord(character), pa.uint8())
 
 
-def _string_aware_depth(text: bytes) -> int:
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x7B, 0x5B):
+def nesting_depth(text: bytes | str, stop_above: int | None = None) -> int:
+    """How deep JSON ``text`` nests objects and lists; brackets inside strings do not count.
+
+    One regular-expression pass, never recursive, so any depth is safe to measure.
+    Counting stops at the first level past ``stop_above``; an unterminated string ends
+    the count (nothing after it can nest).
+
+    Example:
+        >>> nesting_depth('{"a": [1, "]]", {"b": []}]}')
+        4
+        >>> nesting_depth(b"[" * 100_000, stop_above=32)
+        33
+    """
+    # Brackets, quotes and backslashes are single bytes in UTF-8 and never part of another
+    # character's bytes, so the encoded text has the same structure.
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    depth = deepest = position = 0
+    while (token := _TOKENS.search(data, position)) is not None:
+        position = token.end()
+        if token.lastgroup == "quote":
+            string = _STRINGS.match(data, token.start())
+            if string is None:
+                break
+            position = string.end()
+        elif token.lastgroup == "open":
             depth += 1
-            deepest = max(deepest, depth)
-        elif byte in (0x7D, 0x5D):
+            if depth > deepest:
+                deepest = depth
+                if stop_above is not None and deepest > stop_above:
+                    break
+        else:
             depth -= 1
     return deepest
+
+
+_TOKENS = re.compile(rb'(?P<open>[\[{])|(?P<close>[\]}])|(?P<quote>")')
+_STRINGS = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)

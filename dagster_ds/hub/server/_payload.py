@@ -11,41 +11,37 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from dagster_ds.formats import nesting_depth
 from dagster_ds.hub.server._errors import HubBadRequestError
 
 MAX_JSON_DEPTH = 32
 
 
 def parse_json(body: bytes | str, what: str) -> Any:
-    """``body`` parsed as JSON, nested at most `MAX_JSON_DEPTH` levels."""
+    """``body`` parsed as JSON, nested at most `MAX_JSON_DEPTH` levels.
+
+    The depth is measured before parsing, so the parser never recurses deep: a body
+    nested thousands of levels is refused without coming near the recursion limit (a
+    garbage collection there would run finalizers with no stack left).
+    """
     try:
-        data = json.loads(body)
-    except RecursionError as e:
+        text = body if isinstance(body, str) else body.decode(json.detect_encoding(body))
+    except ValueError as e:
+        raise _not_json(body, what) from e
+    if nesting_depth(text, stop_above=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise HubBadRequestError(
             f"{what} is nested too deeply: at most {MAX_JSON_DEPTH} levels are accepted."
-        ) from e
+        )
+    try:
+        return json.loads(text)
     except ValueError as e:
-        raise HubBadRequestError(
-            f"{what} is not JSON: {bytes(body[:120]) if isinstance(body, bytes) else body[:120]!r}."
-            " Send a JSON document as huggingface_hub does."
-        ) from e
-    check_depth(data, what)
-    return data
+        raise _not_json(body, what) from e
 
 
-def check_depth(data: Any, what: str) -> None:
-    """Raise unless ``data`` is nested at most `MAX_JSON_DEPTH` levels (iteratively)."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            raise HubBadRequestError(
-                f"{what} is nested too deeply: at most {MAX_JSON_DEPTH} levels are accepted."
-            )
-        if isinstance(value, dict):
-            stack.extend((v, depth + 1) for v in value.values())
-        elif isinstance(value, list):
-            stack.extend((v, depth + 1) for v in value)
+def _not_json(body: bytes | str, what: str) -> HubBadRequestError:
+    return HubBadRequestError(
+        f"{what} is not JSON: {body[:120]!r}. Send a JSON document as huggingface_hub does."
+    )
 
 
 def json_object(body: bytes, what: str) -> dict[str, Any]:
