@@ -2,7 +2,8 @@
 
 A version stored from another store's entries (a promote) copies each shard's
 table entry under its own key, with what its function read and the column
-fingerprints (`_stored.carried_metadata`). A later run of the same transform
+fingerprints (`_stored.carried_metadata`), and a filter's kept positions under
+their own key with their records (`_stored.adopt`). A later run of the same transform
 over a changed input finds outputs to reuse by their read columns only among
 those its outputs record names, through the transform's index
 (`_output_records`): without a record in the target store, the copies would be
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster_ds.arrow._output_records import OutputsRecord, record_key
 from dagster_ds.arrow._results import Transform
-from dagster_ds.cache import CacheStore
+from dagster_ds.cache import CacheEntry, CacheStore
 from dagster_ds.fingerprint import HashNode
 
 if TYPE_CHECKING:
@@ -42,10 +43,7 @@ def record_copied_outputs(store: CacheStore, dataset: Dataset) -> int:
         0
     """
     made: dict[str, tuple[Transform, list[str]]] = {}
-    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
-        entry = shard.table_entry
-        if entry is None:
-            continue
+    for entry in _outputs(dataset):
         tree, name = entry.metadata_item("hash_tree"), entry.metadata_item("transform")
         if not isinstance(tree, dict) or not isinstance(name, str):
             continue
@@ -68,3 +66,13 @@ def record_copied_outputs(store: CacheStore, dataset: Dataset) -> int:
             OutputsRecord(transform, {}, exact=False).write(store, manifests)
             recorded += 1
     return recorded
+
+
+def _outputs(dataset: Dataset) -> list[CacheEntry]:
+    """The entries ``dataset``'s shards are made of: tables, and filters' kept positions."""
+    found: list[CacheEntry] = []
+    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
+        if shard.table_entry is not None:
+            found.append(shard.table_entry)
+        found += [entry for entry in shard.entries if entry.metadata_item("kind") == "indices"]
+    return found

@@ -94,3 +94,24 @@ def text_and_label_assets(files: list[str]) -> list[dg.AssetsDefinition]:
         return raw.map(n_chars, batched=True)
 
     return [raw, lengths]
+
+
+def text_and_label_filter_assets(files: list[str]) -> list[dg.AssetsDefinition]:
+    """``raw`` (as in `text_and_label_assets`) and ``kept``: its rows whose ``text`` ends not in 3.
+
+    The filter ``not_three`` reads only ``text`` and records ``not_three:<rows>`` per batch.
+    """
+
+    @dataset_asset(fingerprint_inputs=files)
+    def raw() -> Dataset:
+        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
+
+    @dataset_asset
+    def kept(raw: Dataset) -> Dataset:
+        def not_three(batch: dict[str, list[Any]]) -> list[bool]:
+            record(f"not_three:{len(batch['text'])}")
+            return [not text.endswith("3") for text in batch["text"]]
+
+        return raw.filter(not_three, batched=True)
+
+    return [raw, kept]
