@@ -18,6 +18,7 @@ records is left as it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from dagster_ds.arrow._output_records import OutputsRecord, record_key
@@ -76,3 +77,37 @@ def _outputs(dataset: Dataset) -> list[CacheEntry]:
             found.append(shard.table_entry)
         found += [entry for entry in shard.entries if entry.metadata_item("kind") == "indices"]
     return found
+
+
+def comparable_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What `changed_shards` reads of a version ``record``: to compare it from another store.
+
+    Its features, shards and mapping, and of the entries its shards name (tables
+    and their bases) only the column fingerprints they recorded: no file is named
+    that the other store would have to hold.
+
+    Example:
+        >>> comparable_record({"features": [], "shards": [], "mapping": None, "size": 1})
+        {'features': [], 'shards': [], 'mapping': None, 'entries': {}}
+    """
+    shards = record.get("shards")
+    references: list[Any] = list(shards) if isinstance(shards, list) else []  # pyright: ignore[reportUnknownArgumentType]
+    embedded = record.get("entries")
+    manifests: Mapping[str, Any] = embedded if isinstance(embedded, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    entries: dict[str, Any] = {}
+    for reference in references:
+        if not isinstance(reference, dict):
+            continue
+        bases = reference.get("bases")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        for key in [reference.get("table"), *(bases if isinstance(bases, list) else [])]:  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            manifest = manifests.get(key) if isinstance(key, str) else None
+            metadata = manifest.get("metadata") if isinstance(manifest, dict) else None
+            found = metadata.get("column_fingerprints") if isinstance(metadata, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            if isinstance(key, str) and isinstance(found, dict):
+                entries[key] = {"metadata": {"column_fingerprints": found}}
+    return {
+        "features": record.get("features"),
+        "shards": references,
+        "mapping": record.get("mapping"),
+        "entries": entries,
+    }
