@@ -226,6 +226,7 @@ def plan_refresh(
     now: datetime.datetime | None = None,
     lookback: int = 1,
     observe: Observe | None = None,
+    read_sources: bool = True,
 ) -> Plan:
     """What a refresh of ``selection`` would do, and why, without doing any of it.
 
@@ -238,6 +239,9 @@ def plan_refresh(
         lookback: How many of the latest time windows of time-partitioned assets count.
         observe: How a source's data version is found (default: from its files'
             listing, writing nothing).
+        read_sources: Read the changed files of dataset sources to name the columns
+            that changed (False: say only that their data version changed, as a
+            refresh tick does: its run reads them).
 
     Returns:
         The plan: one step per asset (partition), parents first.
@@ -261,7 +265,9 @@ def plan_refresh(
             lookback=lookback,
             observe=observe or _listing_observer(scratch),
         )
-        planner = _StepPlanner(repository, instance, refresh, store, scratch)
+        planner = _StepPlanner(
+            repository, instance, refresh, store, scratch if read_sources else None
+        )
         steps = planner.read_sources(tuple(planner.step(unit) for unit in refresh.assets))
     return Plan(steps, refresh, store.root if store is not None else None)
 
@@ -275,12 +281,12 @@ class _StepPlanner:
         instance: dg.DagsterInstance,
         refresh: RefreshPlan,
         store: DatasetStore | None,
-        scratch: str,
+        scratch: str | None,
     ) -> None:
         self.repository = repository
         self.instance = instance
         self.store = store
-        self.scratch = scratch  # the default store while sources' files are hashed
+        self.scratch = scratch  # the default store while sources' files are hashed (None: not)
         self._sources: dict[tuple[dg.AssetKey, str], SourceColumns | None] = {}
         self.units = {(unit.key, unit.partition): unit for unit in refresh.assets}
         self._history: dict[dg.AssetKey, list[dg.AssetMaterialization]] = {}
@@ -373,6 +379,8 @@ class _StepPlanner:
         if manifest is not None:
             return store.cache.known_entry(version, manifest.to_json())
         memo = (key, store.root)
+        if self.scratch is None:
+            return None
         if memo not in self._sources:
             with cache_root(self.scratch):
                 self._sources[memo] = source_columns(store.cache, spec)
