@@ -18,6 +18,7 @@ from dagster_ds.arrow._column_reuse import column_reuse_off as column_reuse_off
 from dagster_ds.arrow._column_reuse import noting_column_reuse as noting_column_reuse
 
 # Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.arrow._copied_records import comparable_record as comparable_record
 from dagster_ds.arrow._copied_records import record_copied_outputs as record_copied_outputs
 from dagster_ds.arrow._dataset import Dataset as Dataset
 from dagster_ds.arrow._dataset_sources import in_cache_dir as in_cache_dir
@@ -26,6 +27,8 @@ from dagster_ds.arrow._files import file_transforms as file_transforms
 from dagster_ds.arrow._files import load_split as load_split
 from dagster_ds.arrow._files import split_fingerprint as split_fingerprint
 from dagster_ds.arrow._groups import DEFAULT_SHARD_BYTES as DEFAULT_SHARD_BYTES
+from dagster_ds.arrow._groups import file_groups as file_groups
+from dagster_ds.arrow._groups import group_transform as group_transform
 from dagster_ds.arrow._groups import shard_bytes_of as shard_bytes_of
 from dagster_ds.arrow._info import DatasetInfo as DatasetInfo
 from dagster_ds.arrow._info import NamedSplit as NamedSplit
@@ -88,13 +91,16 @@ __internal__ = [
     "all_versions",
     "changed_shards",
     "column_reuse_off",
+    "comparable_record",
     "concatenate_map_style",
     "dataset_of_parts",
     "derived_key",
     "describe_version",
     "diff_records",
     "diff_versions",
+    "file_groups",
     "file_transforms",
+    "group_transform",
     "in_cache_dir",
     "interleave_map_style",
     "is_saved_dataset_dict",

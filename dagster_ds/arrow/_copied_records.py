@@ -2,7 +2,8 @@
 
 A version stored from another store's entries (a promote) copies each shard's
 table entry under its own key, with what its function read and the column
-fingerprints (`_stored.carried_metadata`). A later run of the same transform
+fingerprints (`_stored.carried_metadata`), and a filter's kept positions under
+their own key with their records (`_stored.adopt`). A later run of the same transform
 over a changed input finds outputs to reuse by their read columns only among
 those its outputs record names, through the transform's index
 (`_output_records`): without a record in the target store, the copies would be
@@ -17,11 +18,12 @@ records is left as it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from dagster_ds.arrow._output_records import OutputsRecord, record_key
 from dagster_ds.arrow._results import Transform
-from dagster_ds.cache import CacheStore
+from dagster_ds.cache import CacheEntry, CacheStore
 from dagster_ds.fingerprint import HashNode
 
 if TYPE_CHECKING:
@@ -42,10 +44,7 @@ def record_copied_outputs(store: CacheStore, dataset: Dataset) -> int:
         0
     """
     made: dict[str, tuple[Transform, list[str]]] = {}
-    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
-        entry = shard.table_entry
-        if entry is None:
-            continue
+    for entry in _outputs(dataset):
         tree, name = entry.metadata_item("hash_tree"), entry.metadata_item("transform")
         if not isinstance(tree, dict) or not isinstance(name, str):
             continue
@@ -68,3 +67,47 @@ def record_copied_outputs(store: CacheStore, dataset: Dataset) -> int:
             OutputsRecord(transform, {}, exact=False).write(store, manifests)
             recorded += 1
     return recorded
+
+
+def _outputs(dataset: Dataset) -> list[CacheEntry]:
+    """The entries ``dataset``'s shards are made of: tables, and filters' kept positions."""
+    found: list[CacheEntry] = []
+    for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
+        if shard.table_entry is not None:
+            found.append(shard.table_entry)
+        found += [entry for entry in shard.entries if entry.metadata_item("kind") == "indices"]
+    return found
+
+
+def comparable_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What `changed_shards` reads of a version ``record``: to compare it from another store.
+
+    Its features, shards and mapping, and of the entries its shards name (tables
+    and their bases) only the column fingerprints they recorded: no file is named
+    that the other store would have to hold.
+
+    Example:
+        >>> comparable_record({"features": [], "shards": [], "mapping": None, "size": 1})
+        {'features': [], 'shards': [], 'mapping': None, 'entries': {}}
+    """
+    shards = record.get("shards")
+    references: list[Any] = list(shards) if isinstance(shards, list) else []  # pyright: ignore[reportUnknownArgumentType]
+    embedded = record.get("entries")
+    manifests: Mapping[str, Any] = embedded if isinstance(embedded, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    entries: dict[str, Any] = {}
+    for reference in references:
+        if not isinstance(reference, dict):
+            continue
+        bases = reference.get("bases")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        for key in [reference.get("table"), *(bases if isinstance(bases, list) else [])]:  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            manifest = manifests.get(key) if isinstance(key, str) else None
+            metadata = manifest.get("metadata") if isinstance(manifest, dict) else None
+            found = metadata.get("column_fingerprints") if isinstance(metadata, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            if isinstance(key, str) and isinstance(found, dict):
+                entries[key] = {"metadata": {"column_fingerprints": found}}
+    return {
+        "features": record.get("features"),
+        "shards": references,
+        "mapping": record.get("mapping"),
+        "entries": entries,
+    }

@@ -87,33 +87,18 @@ def adopt(store: CacheStore, dataset: Dataset) -> Dataset:
     """``dataset`` with every shard table in ``store``: tables of other stores copied once.
 
     What a dataset asset does with its inputs before its function runs, so
-    that its transforms' results can reference their input's columns.
+    that its transforms' results can reference their input's columns. The
+    kept positions of a filter's output (an entry of another store recording
+    what its function read) are copied too, under their own key and with their
+    records, so that the filter's outputs are found in ``store`` as its own:
+    by their key, and by their read columns (see `_column_reuse`).
     """
     shards: list[Shard] = []
     changed = False
     for shard in dataset._shards:  # pyright: ignore[reportPrivateUsage]
-        entry = shard.table_entry
-        if entry is None or holds(store, entry):
-            shards.append(shard)
-            continue
-        features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
-        _copy_table(store, entry.key, shard.table, features, carried=carried_metadata(shard))
-        copied = store.lookup(entry.key)
-        opened = open_table_shard(copied, store) if copied is not None else None
-        if opened is None:
-            shards.append(shard)
-            continue
-        table_shard, _ = opened
-        shards.append(
-            Shard(
-                shard.fingerprint,
-                table_shard.table,
-                shard.indices,
-                (*table_shard.entries, *shard.entries[1:]),
-                table_shard.table_entry,
-            )
-        )
-        changed = True
+        adopted = _adopted_shard(store, shard)
+        shards.append(adopted or shard)
+        changed = changed or adopted is not None
     if not changed:
         return dataset
     return dataset._from_shards(  # pyright: ignore[reportPrivateUsage]
@@ -123,6 +108,45 @@ def adopt(store: CacheStore, dataset: Dataset) -> Dataset:
         mapping=dataset._mapping,  # pyright: ignore[reportPrivateUsage]
         mapping_entries=dataset._mapping_entries,  # pyright: ignore[reportPrivateUsage]
     )
+
+
+def _adopted_shard(store: CacheStore, shard: Shard) -> Shard | None:
+    """``shard`` over entries of ``store`` (its table and transforms' positions); None: it is."""
+    entry = shard.table_entry
+    if entry is None:
+        return None
+    head: tuple[CacheEntry, ...] = shard.entries[:1]
+    rows, table_entry = shard.rows, entry
+    if not holds(store, entry):
+        features = Features.from_yaml_list(entry.metadata["features"])  # type: ignore[arg-type]
+        _copy_table(store, entry.key, shard.table, features, carried=carried_metadata(shard))
+        copied = store.lookup(entry.key)
+        opened = open_table_shard(copied, store) if copied is not None else None
+        if opened is not None:
+            head, rows, table_entry = opened[0].entries, opened[0].table, opened[0].table_entry
+    rest = shard.entries[1:]
+    positions = tuple(_adopted_positions(store, each) for each in rest)
+    if table_entry is entry and all(a is b for a, b in zip(positions, rest, strict=True)):
+        return None
+    return Shard(shard.fingerprint, rows, shard.indices, (*head, *positions), table_entry)
+
+
+def _adopted_positions(store: CacheStore, entry: CacheEntry) -> CacheEntry:
+    """A transform's kept positions ``entry``, copied into ``store`` with its records.
+
+    Only the outputs of filters that recorded their reads (others: ``entry``
+    itself, referenced or stored by the version as before).
+    """
+    recorded = entry.metadata
+    if recorded.get("kind") != "indices" or "column_reads" not in recorded or holds(store, entry):
+        return entry
+
+    def build(writer: EntryWriter) -> Mapping[str, Any]:
+        write_indices(writer, read_indices(entry))
+        return dict(recorded)
+
+    tree = HashNode("stored", "stored rows", entry.key)
+    return run(Transform("store", (), entry.key, tree), build, store=store)
 
 
 def derived_key(kind: str, fingerprint: str) -> str:

@@ -22,26 +22,30 @@ read)::
 
 Each stored asset version records the store keys of the parent versions it was
 computed from (``parent_versions``), so the next run, or ``dagster-ds hash
-explain``, finds the parent's version before. Shards whose entries recorded no
-column fingerprints are counted without naming columns.
+explain``, finds the parent's version before; of a parent stored in another
+store, it carries what comparing it needs of its record (``parent_records``).
+Shards whose entries recorded no column fingerprints are counted without naming
+columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import dagster as dg
 
 from dagster_ds.arrow import VERSION_KIND, ShardChanges, changed_shards, version_record
 from dagster_ds.cache import CacheEntry, CacheStore
 from dagster_ds.fingerprint import Difference, Hasher, HashNode, explain
-from dagster_ds.orchestration.io_manager import DatasetStore
+from dagster_ds.orchestration.io_manager import PARENT_RECORDS, PARENT_VERSIONS, DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value
 from dagster_ds.orchestration.versioning import config_shape
 
 __all__ = [
     "PARENT_VERSIONS",
+    "ParentVersion",
+    "carried_parent_records",
     "column_changes",
     "describe_changes",
     "explain_differences",
@@ -49,8 +53,6 @@ __all__ = [
     "stored_version",
 ]
 
-#: The version record item naming the store key of each parent's version, by parameter.
-PARENT_VERSIONS = "parent_versions"
 NOTHING_CHANGED = "nothing changed (recipe unchanged, already stored)"
 _SHORT = 12
 
@@ -81,13 +83,23 @@ def recipe_tree(
     return HashNode("dataset_asset", "dataset asset recipe", fingerprint, components)
 
 
+class ParentVersion(Protocol):
+    """A parent's version: its store key and its record (a `CacheEntry`, or a plan's forecast)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
 def describe_changes(
     store: DatasetStore,
     key: dg.AssetKey,
     fingerprint: str,
     tree: HashNode,
     earlier: dg.AssetMaterialization | None,
-    parents: Mapping[str, CacheEntry] | None = None,
+    parents: Mapping[str, ParentVersion] | None = None,
 ) -> list[str]:
     """What changed since ``earlier`` (the previous materialization), in words.
 
@@ -113,7 +125,10 @@ def describe_changes(
         ]
     said = explain_differences(HashNode.from_dict(old), tree)
     now = {name: entry.key for name, entry in (parents or {}).items()}
-    known = {entry.key: entry.metadata for entry in (parents or {}).values()}
+    known = {
+        **carried_parent_records(record),
+        **{entry.key: entry.metadata for entry in (parents or {}).values()},
+    }
     return said + column_changes(store.cache, recorded_parents(record), now, known)
 
 
@@ -131,6 +146,14 @@ def recorded_parents(record: Mapping[str, Any]) -> dict[str, str]:
     if not isinstance(found, dict):
         return {}
     return {str(name): str(key) for name, key in found.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+def carried_parent_records(record: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """What a version ``record`` carries of its parents' records held in other stores, by key."""
+    found = record.get(PARENT_RECORDS)
+    if not isinstance(found, dict):
+        return {}
+    return {str(key): value for key, value in found.items() if isinstance(value, dict)}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
 def column_changes(

@@ -13,7 +13,8 @@ outputs by their read columns: the run reuses them instead of computing them.
 Only the transform whose outputs are the version's shards is seen (the last
 one its function applied), and only when its shards' columns changed in
 values, not in number of rows or in type (a changed column is then every
-column). Nothing is read but version records; no data file.
+column). Nothing is read but version records; no data file. A source's
+version not loaded yet is given as forecast from its files (`_source_columns`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def planned_column_reuse(
     previous: Mapping[str, Any],
     old_parents: Mapping[str, str],
     new_parents: Mapping[str, str],
+    known: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """What the run will reuse by read columns, one sentence per transform that will.
 
@@ -52,6 +54,8 @@ def planned_column_reuse(
         previous: The record of the asset's version the run replaces.
         old_parents: The parents' versions it was computed from (store keys, by parameter).
         new_parents: The parents' versions the run will read.
+        known: Version records already known, by key (not read from ``store``): a
+            source's version not loaded yet, as forecast from its files.
 
     Returns:
         For example ``map writing 'n_chars' reads only 'text': will reuse 1 of 1
@@ -63,7 +67,7 @@ def planned_column_reuse(
         >>> planned_column_reuse(CacheStore(tempfile.mkdtemp()), {}, {}, {})
         []
     """
-    changes = _parent_changes(store, old_parents, new_parents)
+    changes = _parent_changes(store, old_parents, new_parents, known or {})
     if not changes or any(found.unrecorded for found in changes):
         return []
     changed_columns = {name for found in changes for name in found.columns}
@@ -85,7 +89,10 @@ def planned_column_reuse(
 
 
 def _parent_changes(
-    store: CacheStore, old: Mapping[str, str], new: Mapping[str, str]
+    store: CacheStore,
+    old: Mapping[str, str],
+    new: Mapping[str, str],
+    known: Mapping[str, Mapping[str, Any]],
 ) -> list[ShardChanges]:
     """How each parent's version changed, for the parents both versions are recorded of."""
     found: list[ShardChanges] = []
@@ -93,7 +100,7 @@ def _parent_changes(
         before = old.get(name)
         if before is None or before == key:
             continue
-        records = [version_record(store, each) for each in (before, key)]
+        records = [known.get(each) or version_record(store, each) for each in (before, key)]
         if records[0] is None or records[1] is None:
             continue
         found.append(changed_shards(store, records[0], records[1]))

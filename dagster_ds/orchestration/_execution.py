@@ -360,7 +360,7 @@ def _run(
             partition=partition,
             computed_since=began,
             previous=previous,
-            parents={param: entry.key for param, entry in versions.items()},
+            parents=dict(versions),
         )
         retained = store.retain(key, context.instance, current=fingerprint, partition=partition)
         if retained is not None and retained.removed_versions:

@@ -15,6 +15,12 @@ versions are read through their manifests only (a lookup writes no usage
 record), and sources are fingerprinted from their listing, with a snapshot of
 the store's records of local files' digests, so that a file hashed now is
 remembered in the snapshot, not in the store.
+
+A dataset source whose files changed has no stored version to say which of its
+columns changed: the plan reads its changed files (only those) and hashes their
+columns as loading will (`source_columns`), so that its readers' steps say it
+in the run's words, with what they will reuse by their read columns. The
+source's step says what that read.
 """
 
 from __future__ import annotations
@@ -26,16 +32,18 @@ import sqlite3
 import statistics
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
 from dagster_ds.arrow import VERSION_KIND, version_record
-from dagster_ds.cache import CacheEntry, CacheStore, cache_root, format_size
+from dagster_ds.cache import CacheStore, cache_root, format_size
 from dagster_ds.orchestration._changes import (
     NOTHING_CHANGED,
+    ParentVersion,
+    carried_parent_records,
     describe_changes,
     recipe_tree,
     recorded_parents,
@@ -44,7 +52,8 @@ from dagster_ds.orchestration._column_plan import planned_column_reuse
 from dagster_ds.orchestration._hidden import affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, latest_materializations
 from dagster_ds.orchestration._refresh import AssetRefresh, Observe, RefreshPlan, refresh_plan
-from dagster_ds.orchestration._source_versions import source_fingerprint
+from dagster_ds.orchestration._source_columns import SourceColumns, source_columns
+from dagster_ds.orchestration._source_versions import source_fingerprint, source_version_key
 from dagster_ds.orchestration.io_manager import DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value
 from dagster_ds.orchestration.versioning import asset_recipe
@@ -217,6 +226,7 @@ def plan_refresh(
     now: datetime.datetime | None = None,
     lookback: int = 1,
     observe: Observe | None = None,
+    read_sources: bool = True,
 ) -> Plan:
     """What a refresh of ``selection`` would do, and why, without doing any of it.
 
@@ -229,6 +239,9 @@ def plan_refresh(
         lookback: How many of the latest time windows of time-partitioned assets count.
         observe: How a source's data version is found (default: from its files'
             listing, writing nothing).
+        read_sources: Read the changed files of dataset sources to name the columns
+            that changed (False: say only that their data version changed, as a
+            refresh tick does: its run reads them).
 
     Returns:
         The plan: one step per asset (partition), parents first.
@@ -252,8 +265,10 @@ def plan_refresh(
             lookback=lookback,
             observe=observe or _listing_observer(scratch),
         )
-    planner = _StepPlanner(repository, instance, refresh, store)
-    steps = tuple(planner.step(unit) for unit in refresh.assets)
+        planner = _StepPlanner(
+            repository, instance, refresh, store, scratch if read_sources else None
+        )
+        steps = planner.read_sources(tuple(planner.step(unit) for unit in refresh.assets))
     return Plan(steps, refresh, store.root if store is not None else None)
 
 
@@ -266,10 +281,13 @@ class _StepPlanner:
         instance: dg.DagsterInstance,
         refresh: RefreshPlan,
         store: DatasetStore | None,
+        scratch: str | None,
     ) -> None:
         self.repository = repository
         self.instance = instance
         self.store = store
+        self.scratch = scratch  # the default store while sources' files are hashed (None: not)
+        self._sources: dict[tuple[dg.AssetKey, str], SourceColumns | None] = {}
         self.units = {(unit.key, unit.partition): unit for unit in refresh.assets}
         self._history: dict[dg.AssetKey, list[dg.AssetMaterialization]] = {}
         self._stores: dict[str, DatasetStore | None] = {}
@@ -312,19 +330,23 @@ class _StepPlanner:
         partition: str | None,
         store: DatasetStore,
         pending: Sequence[str],
-    ) -> dict[str, CacheEntry]:
+    ) -> dict[str, ParentVersion]:
         """The stored versions the step would read, by parameter (as the run names them).
 
         Only the parents stored in ``store`` whose version is known now (not refreshed
-        first), each from its manifest: no lease, no usage record, no data file.
+        first), each from its manifest: no lease, no usage record, no data file. A
+        dataset source's, when not stored yet, is forecast from its changed files.
         """
-        found: dict[str, CacheEntry] = {}
+        found: dict[str, ParentVersion] = {}
         for parameter in spec.parameters:
             parent = definition.keys_by_input_name.get(parameter)
             if parent is None or parameter in pending or parameter in spec.ignore_args:
                 continue
             if parent not in self.repository.assets_defs_by_key:
-                continue  # a source: loaded by the run, not a stored version
+                source = self._source_version(parent, store)
+                if source is not None:
+                    found[parameter] = source
+                continue
             parent_def = self._partitions_def(parent)
             materialization = self._latest(parent, partition if parent_def is not None else None)
             recipe = (
@@ -341,12 +363,53 @@ class _StepPlanner:
                 found[parameter] = entry
         return found
 
+    def _source_version(self, key: dg.AssetKey, store: DatasetStore) -> ParentVersion | None:
+        """The version of the source ``key`` the run will load: stored, or forecast from its files.
+
+        Only an unpartitioned `dataset_source` of plain data files; a forecast reads
+        the files whose loads ``store`` does not hold, once per source and store.
+        """
+        unit = self.units.get((key, None))
+        source = self.repository.source_assets_by_key.get(key)
+        spec = getattr(getattr(source, "observe_fn", None), "dagster_ds_spec", None)
+        if unit is None or spec is None or unit.observed is None:
+            return None
+        version = source_version_key(spec, unit.observed)
+        manifest = store.cache.manifest(version)
+        if manifest is not None:
+            return store.cache.known_entry(version, manifest.to_json())
+        memo = (key, store.root)
+        if self.scratch is None:
+            return None
+        if memo not in self._sources:
+            with cache_root(self.scratch):
+                self._sources[memo] = source_columns(store.cache, spec)
+        found = self._sources[memo]
+        if found is None or found.key != version:
+            return None
+        return _Forecast(found.key, found.metadata)
+
+    def read_sources(self, steps: tuple[AssetStep, ...]) -> tuple[AssetStep, ...]:
+        """``steps``, each source's saying what the plan read of its changed files."""
+        read: dict[str, tuple[int, int]] = {}
+        for (key, _), found in self._sources.items():
+            if found is not None and found.files_read:
+                name = key.to_user_string()
+                before = read.get(name, (0, 0))
+                read[name] = (before[0] + found.files_read, before[1] + found.bytes_read)
+        return tuple(
+            replace(step, why=(*step.why, _read_words(*read[step.asset])))
+            if step.source and step.asset in read
+            else step
+            for step in steps
+        )
+
     def _column_reuse(
         self,
         store: DatasetStore,
         key: dg.AssetKey,
         earlier: dg.AssetMaterialization | None,
-        parents: Mapping[str, CacheEntry],
+        parents: Mapping[str, ParentVersion],
     ) -> list[str]:
         """What the run will reuse by read columns (see `planned_column_reuse`)."""
         recipe = recorded_value(earlier.metadata, DatasetMetadataKey.RECIPE) if earlier else None
@@ -356,7 +419,11 @@ class _StepPlanner:
         if previous is None:
             return []
         new = {parameter: entry.key for parameter, entry in parents.items()}
-        return planned_column_reuse(store.cache, previous, recorded_parents(previous), new)
+        known = {
+            **carried_parent_records(previous),
+            **{entry.key: entry.metadata for entry in parents.values()},
+        }
+        return planned_column_reuse(store.cache, previous, recorded_parents(previous), new, known)
 
     def _unchanged(
         self,
@@ -552,6 +619,20 @@ class _StepPlanner:
         record = version_record(store.cache, store.version_key(key, recipe))
         shards = record.get("shards") if record is not None else None
         return len(shards) if isinstance(shards, list) else None
+
+
+@dataclass(frozen=True)
+class _Forecast:
+    """A source's version not stored yet: its key and the record comparing it needs."""
+
+    key: str
+    metadata: Mapping[str, Any]
+
+
+def _read_words(files: int, size: int) -> str:
+    """``read 1 changed file (98 B) to name its changed columns``."""
+    plural = "s" if files != 1 else ""
+    return f"read {files} changed file{plural} ({format_size(size)}) to name its changed columns"
 
 
 def _spec(definition: dg.AssetsDefinition) -> Any:

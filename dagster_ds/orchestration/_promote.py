@@ -14,7 +14,8 @@ asset's code version in PROD's definitions must be the one DEV's version was
 made with.
 
 The copies keep what DEV recorded of their columns (fingerprints, the columns
-their function read, the parent versions they were computed from), and PROD
+their function read, the parent versions they were computed from); a filter's
+kept positions are copied under their own key with its records, and PROD
 records the transforms whose outputs they are (`record_copied_outputs`): PROD's
 next run over a parent whose labels alone changed says which column changed and
 reuses the outputs that did not read it, as DEV would.
@@ -155,7 +156,7 @@ def promote(
         tree = record.get("hash_tree")
         stored = prod.save(
             key,
-            dataset,
+            prod.adopt(dataset) if isinstance(dataset, Dataset) else dataset,
             hash_tree=HashNode.from_dict(tree) if isinstance(tree, dict) else None,
             partition=record.get("partition") if isinstance(record.get("partition"), str) else None,
             parents=recorded_parents(record),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from dagster_ds.arrow import (
     Dataset,
+    Transform,
     derived_key,
     file_transforms,
     open_version,
@@ -28,7 +29,7 @@ from dagster_ds.arrow import (
     store_version,
 )
 from dagster_ds.cache import CacheStore
-from dagster_ds.formats import FORMATS, resolve_data_files
+from dagster_ds.formats import FORMATS, ResolvedFile, resolve_data_files
 from dagster_ds.streaming import IterableDataset
 
 if TYPE_CHECKING:
@@ -45,6 +46,15 @@ def source_fingerprint(spec: _SourceSpec) -> str | None:
 
     None when the source is not plain data files of a known format (then only
     loading it tells).
+    """
+    found = source_files(spec)
+    return split_fingerprint(found[1]) if found is not None else None
+
+
+def source_files(spec: _SourceSpec) -> tuple[list[ResolvedFile], list[Transform]] | None:
+    """The source's data files and each one's load (fingerprinted from the listing).
+
+    None when the source is not plain data files of a known format.
     """
     data_files = spec.data_files
     plain = (
@@ -66,7 +76,7 @@ def source_fingerprint(spec: _SourceSpec) -> str | None:
     transforms = file_transforms(
         files, spec.path, None, None, None, options, spec.storage_options, None
     )
-    return split_fingerprint(transforms)
+    return files, transforms
 
 
 def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset | IterableDataset:
@@ -83,7 +93,7 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
     if fingerprint is None:
         return spec.load()
     store = CacheStore()
-    key = derived_key(f"source-version\0{spec.asset}", fingerprint)
+    key = source_version_key(spec, fingerprint)
     stored = open_version(store, key, cls=Dataset)
     if stored is not None:
         return stored
@@ -96,4 +106,11 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
         store.set_ref(latest, key)
         if keep_versions is not None:
             retain(store, keep_versions, pinned={key}, assets={spec.asset})
+        # As stored: the assets reading it record this version, to name its changed columns.
+        return open_version(store, key, cls=Dataset) or dataset
     return dataset
+
+
+def source_version_key(spec: _SourceSpec, fingerprint: str) -> str:
+    """The store key of the source's version loaded with ``fingerprint``."""
+    return derived_key(f"source-version\0{spec.asset}", fingerprint)

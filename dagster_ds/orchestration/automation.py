@@ -138,6 +138,7 @@ def fingerprint_refresh_schedule(
             now=now,
             lookback=lookback,
             observe=load_source_version,
+            read_sources=False,
         )
         yield from _requests(plan.run_requests(f"{name}@{now.isoformat()}", tags=dict(tags or {})))
 
@@ -190,6 +191,7 @@ def fingerprint_refresh_sensor(
             now=now,
             lookback=lookback,
             observe=load_source_version,
+            read_sources=False,
         )
         yield from _requests(plan.run_requests(f"{name}@{now.isoformat()}", tags=dict(tags or {})))
 

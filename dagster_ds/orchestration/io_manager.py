@@ -35,6 +35,7 @@ from dagster_ds.arrow import (
     StoredVersion,
     adopt,
     all_versions,
+    comparable_record,
     dataset_of_parts,
     derived_key,
     describe_version,
@@ -44,7 +45,7 @@ from dagster_ds.arrow import (
     version_intact,
     version_record,
 )
-from dagster_ds.cache import CacheStore, default_cache_root
+from dagster_ds.cache import CacheEntry, CacheStore, default_cache_root
 from dagster_ds.errors import (
     DatasetAssetDefinitionError,
     DatasetAssetOutputError,
@@ -67,6 +68,11 @@ from dagster_ds.streaming import IterableDataset
 __all__ = ["DatasetIOManager", "DatasetStore"]
 
 _DATA_VERSION_TAG = "dagster/data_version"
+#: The version record item naming the store key of each parent's version, by parameter.
+PARENT_VERSIONS = "parent_versions"
+#: The version record item holding, by key, what comparing parent versions of other stores
+#: needs of their records (`comparable_record`).
+PARENT_RECORDS = "parent_records"
 
 
 @dataclass(frozen=True)
@@ -247,7 +253,7 @@ class DatasetStore(dg.IOManager):
         partition: str | None = None,
         computed_since: datetime.datetime | None = None,
         previous: str | None = None,
-        parents: Mapping[str, str] | None = None,
+        parents: Mapping[str, str | CacheEntry] | None = None,
     ) -> StoredDataset:
         """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
@@ -257,9 +263,10 @@ class DatasetStore(dg.IOManager):
         ``computed_since``: when its transforms started, so that ``bytes_written``
         counts what they stored (else only what this call copies); ``previous``: the
         fingerprint of the asset's version before, whose shards' content fingerprints
-        are reused (an append hashes only the new shards); ``parents``: the store keys
-        of the parent versions it was computed from, by parameter (to say later which
-        of their columns changed).
+        are reused (an append hashes only the new shards); ``parents``: the parent
+        versions it was computed from, by parameter (their store keys, or their entries),
+        to say later which of their columns changed; of an entry of another store, what
+        that needs of its record is kept with the version (``parent_records``).
         """
         key = self.version_key(asset_key, dataset.fingerprint)
         stream = isinstance(dataset, IterableDataset)
@@ -276,7 +283,8 @@ class DatasetStore(dg.IOManager):
                 "asset": asset_key.to_user_string(),
                 STREAM_FLAG: stream,
                 "hash_tree": hash_tree.to_dict() if hash_tree is not None else None,
-                "parent_versions": dict(parents or {}),
+                PARENT_VERSIONS: _parent_keys(parents or {}),
+                **self._parent_records(parents or {}),
                 **({"partition": partition} if partition is not None else {}),
             },
             written_since=computed_since,
@@ -289,6 +297,15 @@ class DatasetStore(dg.IOManager):
         if stream:
             _release(rows)
         return _as_output(dataset.fingerprint, version)
+
+    def _parent_records(self, parents: Mapping[str, str | CacheEntry]) -> dict[str, Any]:
+        """``parent_records``: what comparing the parent versions of other stores needs."""
+        records = {
+            entry.key: comparable_record(entry.metadata)
+            for entry in parents.values()
+            if isinstance(entry, CacheEntry) and not self.cache.holds(entry)
+        }
+        return {PARENT_RECORDS: records} if records else {}
 
     def versions(self, asset_key: dg.AssetKey) -> list[dict[str, Any]]:
         """The records of every stored version of ``asset_key``, newest first.
@@ -526,6 +543,11 @@ def recorded_fingerprint(
         materialization = latest_materialization(instance, key, partition)
         found = fingerprints_of(materialization) if materialization is not None else None
     return found[0] if found is not None else None
+
+
+def _parent_keys(parents: Mapping[str, str | CacheEntry]) -> dict[str, str]:
+    """The store keys of ``parents``' versions, by parameter."""
+    return {name: key if isinstance(key, str) else key.key for name, key in parents.items()}
 
 
 def _as_output(fingerprint: str, version: StoredVersion) -> StoredDataset:

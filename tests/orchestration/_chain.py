@@ -74,17 +74,29 @@ DATA_ENV = "DAGSTER_DS_TEST_DATA"
 STORAGE_ENV = "DAGSTER_DS_TEST_STORAGE"
 
 
-def text_and_label_assets(files: list[str]) -> list[dg.AssetsDefinition]:
+def text_and_label_assets(
+    files: list[str], raw_io_manager_key: str = "io_manager"
+) -> list[dg.AssetsDefinition]:
     """``raw`` (the JSON Lines ``files``, a shard each) and ``lengths`` (``n_chars`` of ``text``).
 
     ``n_chars`` reads only ``text`` and records ``n_chars:<rows>`` per batch: a change of
-    ``label`` alone reuses its outputs by their read columns.
+    ``label`` alone reuses its outputs by their read columns. ``raw_io_manager_key``: where
+    ``raw`` is stored (another store than ``lengths``'s: ``lengths`` adopts its shards).
     """
 
-    @dataset_asset(fingerprint_inputs=files)
+    @dataset_asset(fingerprint_inputs=files, io_manager_key=raw_io_manager_key)
     def raw() -> Dataset:
         return load_dataset("json", data_files=files, split="train", shard_bytes=0)
 
+    return [raw, _lengths()]
+
+
+def text_and_label_source(data_files: str) -> list[dg.AssetsDefinition | dg.SourceAsset]:
+    """``raw``, a `dataset_source` of the JSON Lines ``data_files``, and ``lengths`` as above."""
+    return [dataset_source("raw", "json", data_files=data_files), _lengths()]
+
+
+def _lengths() -> dg.AssetsDefinition:
     @dataset_asset
     def lengths(raw: Dataset) -> Dataset:
         def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
@@ -93,4 +105,25 @@ def text_and_label_assets(files: list[str]) -> list[dg.AssetsDefinition]:
 
         return raw.map(n_chars, batched=True)
 
-    return [raw, lengths]
+    return lengths
+
+
+def text_and_label_filter_assets(files: list[str]) -> list[dg.AssetsDefinition]:
+    """``raw`` (as in `text_and_label_assets`) and ``kept``: its rows whose ``text`` ends not in 3.
+
+    The filter ``not_three`` reads only ``text`` and records ``not_three:<rows>`` per batch.
+    """
+
+    @dataset_asset(fingerprint_inputs=files)
+    def raw() -> Dataset:
+        return load_dataset("json", data_files=files, split="train", shard_bytes=0)
+
+    @dataset_asset
+    def kept(raw: Dataset) -> Dataset:
+        def not_three(batch: dict[str, list[Any]]) -> list[bool]:
+            record(f"not_three:{len(batch['text'])}")
+            return [not text.endswith("3") for text in batch["text"]]
+
+        return raw.filter(not_three, batched=True)
+
+    return [raw, kept]

@@ -165,3 +165,34 @@ def test_a_label_correction_is_said_by_column_in_the_run_and_in_hash_explain(
     )
     assert explained.exit_code == 0, explained.output
     assert f"  - {said}" in explained.stdout.splitlines()
+
+
+def test_a_parent_in_another_store_is_named_by_column_and_reused_like_one_in_the_same_store(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    folder = tmp_path / "data"
+    for index in range(3):
+        write_jsonl(
+            folder / f"part-{index}.jsonl",
+            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
+        )
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    # raw is stored in its own store: lengths adopts its shards into lengths's store.
+    resources = {
+        "io_manager": DatasetIOManager(base_dir=str(tmp_path / "lengths-store")),
+        "raw_store": DatasetIOManager(base_dir=str(tmp_path / "raw-store")),
+    }
+
+    def materialize() -> str:
+        assets = text_and_label_assets(files, raw_io_manager_key="raw_store")
+        assert dg.materialize(assets, instance=instance, resources=resources).success
+        return str(latest(instance, "lengths").metadata["dagster_ds/changed"].value)
+
+    materialize()
+    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    calls = len(body_calls())
+    changed = materialize()
+
+    assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []
+    assert "parent 'raw': column 'label' changed in 1 of 3 shards" in changed
+    assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed

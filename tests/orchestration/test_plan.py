@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from dagster_ds.cache import format_size
 from dagster_ds.orchestration import (
     DatasetIOManager,
     DatasetStore,
@@ -20,7 +21,7 @@ from dagster_ds.orchestration import (
 )
 from dagster_ds.orchestration._changes import NOTHING_CHANGED
 from dagster_ds.orchestration._plan import PLAN_TAG, Plan, plan_refresh
-from tests.orchestration._chain import build, text_and_label_assets
+from tests.orchestration._chain import build, text_and_label_assets, text_and_label_source
 from tests.orchestration.conftest import ROWS, latest, metadata_value, write_jsonl
 
 SELECTION = dg.AssetSelection.assets("counts").upstream()
@@ -91,14 +92,15 @@ def test_a_plan_says_what_the_refresh_then_runs_and_why_in_the_same_words(
     assert step.shards_before == 1
     assert planned.summary().startswith("plan: 3 to run, 0 to skip of 3; 1 source changed")
 
+    # The source's changed file is read (not loaded) to name the columns that changed.
+    column = "parent 'docs': column 'text' changed in 1 of 1 shards"
+    assert _why(planned, "cleaned").endswith(f"; {column}")
+    read = f"read 1 changed file ({format_size(corpus.stat().st_size)})"
+    assert _why(planned, "docs").endswith(f"; {read} to name its changed columns")
+
     calls_before = len(body_calls())
     _materialize(defs, instance)
-    # The run says the plan's words, then which parent columns changed (known once the
-    # parent's new version is stored: the plan does not load it).
-    column = "parent 'docs': column 'text' changed in 1 of 1 shards"
-    assert metadata_value(latest(instance, "cleaned"), CHANGED) == (
-        f"{_why(planned, 'cleaned')}; {column}"
-    )
+    assert metadata_value(latest(instance, "cleaned"), CHANGED) == _why(planned, "cleaned")
     assert sorted(body_calls()[calls_before:]) == ["cleaned", "counts", "tokens"]
 
 
@@ -384,6 +386,50 @@ def test_a_plan_names_the_parent_columns_that_changed_and_what_their_readers_reu
         assets, instance=instance, resources=resources, selection=["lengths"]
     ).success
     assert body_calls()[calls:] == []  # reused, as planned
+    reused = "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)"
+    changed = metadata_value(latest(instance, "lengths"), CHANGED)
+    assert changed == "; ".join([*step.why[:-1], reused])  # the plan's words, then the run's
+
+
+def _big_part(folder: Path, index: int, label: int) -> None:
+    """A JSON Lines file over the default shard size (1 MiB): a shard of its own."""
+    rows = [{"text": f"t{index}-{i}-" + "x" * 100, "label": label} for i in range(9_000)]
+    write_jsonl(folder / f"part-{index}.jsonl", rows)
+
+
+def test_a_plan_reads_a_changed_source_file_to_name_its_columns_and_forecasts_the_run(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    folder, storage = tmp_path / "data", tmp_path / "storage"
+    for index in range(3):
+        _big_part(folder, index, label=0)
+    assets = text_and_label_source(str(folder / "*.jsonl"))
+    resources = {"io_manager": DatasetIOManager(base_dir=str(storage))}
+    defs = dg.Definitions(assets=assets, resources=resources)
+    assert dg.materialize(assets, instance=instance, resources=resources).success
+    # A label corrected in one file, not loaded since: no record has its columns.
+    _big_part(folder, 1, label=1)
+    files, events = _files(storage), _events(instance)
+
+    plan = plan_refresh(
+        defs.get_repository_def(),
+        instance,
+        dg.AssetSelection.assets("lengths"),
+        store=DatasetStore(str(storage)),
+    )
+
+    assert (_files(storage), _events(instance)) == (files, events)  # the plan wrote nothing
+    source, step = plan.steps
+    size = format_size((folder / "part-1.jsonl").stat().st_size)
+    assert source.why[-1] == f"read 1 changed file ({size}) to name its changed columns"
+    assert step.action == "run"
+    column = "parent 'raw': column 'label' changed in 1 of 3 shards"
+    planned = "map writing 'n_chars' reads only 'text': will reuse 1 of 1 changed shards"
+    assert step.why[-2:] == (column, f"{planned} by their read columns (3 in all)")
+
+    calls = len(body_calls())
+    assert dg.materialize(assets, instance=instance, resources=resources).success
+    assert body_calls()[calls:] == []  # reused, as planned: n_chars ran on no shard
     reused = "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)"
     changed = metadata_value(latest(instance, "lengths"), CHANGED)
     assert changed == "; ".join([*step.why[:-1], reused])  # the plan's words, then the run's

@@ -25,7 +25,11 @@ from dagster_ds.orchestration import (
     promote,
 )
 from tests.conftest import REPO_ROOT, new_dagster_home
-from tests.orchestration._chain import record, text_and_label_assets
+from tests.orchestration._chain import (
+    record,
+    text_and_label_assets,
+    text_and_label_filter_assets,
+)
 from tests.orchestration.conftest import latest, metadata_value, write_jsonl
 
 
@@ -245,3 +249,55 @@ def test_promoted_shards_keep_their_column_records_so_production_names_changed_c
     # n_chars reads only text: its promoted output is reused by its read columns.
     assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed
     assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []
+
+
+def test_a_promoted_filter_s_kept_rows_are_reused_by_columns_in_production(
+    tmp_path: Path,
+    instance: dg.DagsterInstance,
+    prod_instance: dg.DagsterInstance,
+    body_calls: Callable[[], list[str]],
+) -> None:
+    folder = tmp_path / "data"
+    for index in range(3):
+        write_jsonl(
+            folder / f"part-{index}.jsonl",
+            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
+        )
+    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    dev, prod = DatasetStore(str(tmp_path / "dev")), DatasetStore(str(tmp_path / "prod"))
+    assets = text_and_label_filter_assets(files)
+    assert dg.materialize(
+        assets, instance=instance, resources={"io_manager": DatasetIOManager(base_dir=dev.root)}
+    ).success
+    keys = [dg.AssetKey("raw"), dg.AssetKey("kept")]
+    for step in plan_promotion(instance, dev, prod_instance, keys, _code_versions(assets)):
+        promote(step, dev, prod, prod_instance)
+
+    # A label corrected in one file; production refreshes from the promoted versions.
+    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    calls = len(body_calls())
+    assert dg.materialize(
+        text_and_label_filter_assets(files),
+        instance=prod_instance,
+        resources={"io_manager": DatasetIOManager(base_dir=prod.root)},
+    ).success
+
+    # not_three reads only text: the promoted kept positions are reused, it never runs.
+    assert [call for call in body_calls()[calls:] if call.startswith("not_three")] == []
+    changed = str(metadata_value(latest(prod_instance, "kept"), "dagster_ds/changed"))
+    assert "parent 'raw': column 'label' changed in 1 of 3 shards" in changed
+    assert "'not_three' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed
+    # The rows are those a cold recompute gives.
+    cold = DatasetStore(str(tmp_path / "cold"))
+    with dg.instance_for_test() as fresh:
+        assert dg.materialize(
+            text_and_label_filter_assets(files),
+            instance=fresh,
+            resources={"io_manager": DatasetIOManager(base_dir=cold.root)},
+        ).success
+        recipe = str(metadata_value(latest(fresh, "kept"), "dagster_ds/recipe"))
+    promoted = str(metadata_value(latest(prod_instance, "kept"), "dagster_ds/recipe"))
+    assert (
+        prod.load(dg.AssetKey("kept"), promoted).to_dict()
+        == cold.load(dg.AssetKey("kept"), recipe).to_dict()
+    )
