@@ -204,6 +204,7 @@ def explain_command(ctx: click.Context, old: str, new: str) -> None:
     (before, old_record), (after, new_record) = _tree(ctx, old), _tree(ctx, new)
     if before.kind == after.kind == "dataset_asset":
         from dagster_ds.orchestration import (
+            carried_parent_records,
             column_changes,
             explain_differences,
             recorded_parents,
@@ -214,7 +215,8 @@ def explain_command(ctx: click.Context, old: str, new: str) -> None:
         if old_record and new_record:
             store = CacheStore(use_store(ctx).root)
             old_parents, new_parents = recorded_parents(old_record), recorded_parents(new_record)
-            lines += column_changes(store, old_parents, new_parents)
+            known = {**carried_parent_records(old_record), **carried_parent_records(new_record)}
+            lines += column_changes(store, old_parents, new_parents, known)
         for line in lines:
             click.echo(f"  - {line}")
         return

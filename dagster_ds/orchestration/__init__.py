@@ -27,6 +27,7 @@ import dagster as dg
 from dagster_ds import __version__
 
 # Internal: for the other dagster_ds packages only; not public API.
+from dagster_ds.orchestration._changes import carried_parent_records as carried_parent_records
 from dagster_ds.orchestration._changes import column_changes as column_changes
 from dagster_ds.orchestration._changes import explain_differences as explain_differences
 from dagster_ds.orchestration._changes import recorded_parents as recorded_parents
@@ -102,6 +103,7 @@ __all__ = [
 
 #: Names other dagster_ds packages import from here; not public API (may change).
 __internal__ = [
+    "carried_parent_records",
     "column_changes",
     "explain_differences",
     "find_rollback",

@@ -189,10 +189,19 @@ def test_a_parent_in_another_store_is_named_by_column_and_reused_like_one_in_the
         return str(latest(instance, "lengths").metadata["dagster_ds/changed"].value)
 
     materialize()
+    first = str(latest(instance, "lengths").metadata["dagster_ds/recipe"].value)
     write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
     calls = len(body_calls())
     changed = materialize()
 
+    said = "parent 'raw': column 'label' changed in 1 of 3 shards"
     assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []
-    assert "parent 'raw': column 'label' changed in 1 of 3 shards" in changed
+    assert said in changed
     assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed
+    second = str(latest(instance, "lengths").metadata["dagster_ds/recipe"].value)
+    store = str(tmp_path / "lengths-store")
+    explained = CliRunner().invoke(
+        main, ["hash", "explain", first[:12], second[:12], "--store", store]
+    )
+    assert explained.exit_code == 0, explained.output
+    assert f"  - {said}" in explained.stdout.splitlines()
