@@ -27,7 +27,15 @@ import contextlib
 import gc
 import operator
 import threading
-from collections.abc import Generator, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import (
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any
 
 from dagster_ds.features import column_decoders
@@ -38,17 +46,29 @@ if TYPE_CHECKING:
 
 
 class RowColumns:
-    """The columns of one Arrow batch as Python lists, each converted when a row first reads it."""
+    """The columns of one Arrow batch as Python lists, each converted when a row first reads it.
 
-    __slots__ = ("_decoders", "_table", "lists", "names", "reads", "set_names")
+    ``table`` gives the batch (built when first called). ``rows``: the batch's rows
+    already as Python dicts of immutable values, equal to its ``to_pylist()`` (no column
+    to decode): a column is then taken from them (a C-speed pass) instead of from
+    Arrow, until `detach` (the rows' owner is about to change them).
+    """
 
-    def __init__(self, table: pa.Table | pa.RecordBatch) -> None:
+    __slots__ = ("_decoders", "_rows", "_table", "lists", "names", "reads", "set_names")
+
+    def __init__(
+        self,
+        table: Callable[[], pa.Table | pa.RecordBatch],
+        schema: pa.Schema,
+        rows: list[dict[str, Any]] | None = None,
+    ) -> None:
         self._table = table
-        self._decoders = column_decoders(table.schema)
+        self._rows = rows
+        self._decoders = column_decoders(schema)
         #: The columns converted so far, by name.
         self.lists: dict[str, list[Any]] = {}
         #: The rows' keys, in column order (a row's own once it is changed).
-        self.names: dict[str, Any] = dict.fromkeys(table.schema.names, _UNREAD)
+        self.names: dict[str, Any] = dict.fromkeys(schema.names, _UNREAD)
         self.reads: set[str] = set()
         #: The keys set in some row (possibly deleted since).
         self.set_names: set[str] = set()
@@ -60,12 +80,19 @@ class RowColumns:
             if name not in self.names:
                 raise KeyError(name)
             self.reads.add(name)
-            values = self._table.column(name).to_pylist()
-            decoder = self._decoders.get(name)
-            if decoder is not None:
-                values = decoder(values)
+            if self._rows is not None:
+                values = list(map(operator.itemgetter(name), self._rows))
+            else:
+                values = self._table().column(name).to_pylist()
+                decoder = self._decoders.get(name)
+                if decoder is not None:
+                    values = decoder(values)
             self.lists[name] = values
         return values
+
+    def detach(self) -> None:
+        """Convert the columns not read yet from the Arrow batch from now on, not from the rows."""
+        self._rows = None
 
 
 class LazyRow(MutableMapping[str, Any]):
@@ -200,12 +227,43 @@ class LazyRow(MutableMapping[str, Any]):
 
 def lazy_rows(table: pa.Table | pa.RecordBatch) -> list[LazyRow]:
     """Every row of ``table`` as a `LazyRow`, sharing its columns (converted once, when read)."""
-    columns = RowColumns(table)
+    return _rows_of(RowColumns(lambda: table, table.schema), table.num_rows)
+
+
+def lazy_rows_of(
+    rows: list[dict[str, Any]],
+    schema: pa.Schema,
+    table: Callable[[], pa.Table | pa.RecordBatch],
+) -> list[LazyRow]:
+    """`lazy_rows` of the batch ``table()`` whose rows are already the Python ``rows``.
+
+    ``rows`` must equal ``table().to_pylist()`` and hold immutable values only (a
+    schema with no decoded column): a column read is taken from them, and the lazy
+    rows never change them. Call `detach_rows` before changing ``rows``: a column
+    read after that (by a row the function kept) comes from ``table()``.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> table = pa.table({"a": [1, 2], "b": ["x", "y"]})
+        >>> row = lazy_rows_of(table.to_pylist(), table.schema, lambda: table)[1]
+        >>> row["b"], read_columns([row])
+        ('y', frozenset({'b'}))
+    """
+    return _rows_of(RowColumns(table, schema, rows), len(rows))
+
+
+def detach_rows(rows: list[Any]) -> None:
+    """Lazy ``rows`` of `lazy_rows_of` stop reading the Python rows they were made of."""
+    if rows and isinstance(rows[0], LazyRow):
+        rows[0]._columns.detach()  # pyright: ignore[reportPrivateUsage]
+
+
+def _rows_of(columns: RowColumns, num_rows: int) -> list[LazyRow]:
     lists = columns.lists
     new = LazyRow.__new__
     rows: list[LazyRow] = []
     append = rows.append
-    for index in range(table.num_rows):
+    for index in range(num_rows):
         row = new(LazyRow)
         row._data, row._columns, row._index, row._lists = None, columns, index, lists  # pyright: ignore[reportPrivateUsage]
         append(row)
