@@ -45,8 +45,11 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
-class RowColumns:
-    """The columns of one Arrow batch as Python lists, each converted when a row first reads it.
+class RowColumns(dict[str, list[Any]]):
+    """The columns of one Arrow batch as Python lists by name, each converted when first read.
+
+    A row's read is one C-speed lookup here once its column is converted; the first
+    read of a column (`__missing__`) converts it for every row and records it as read.
 
     ``table`` gives the batch (built when first called). ``rows``: the batch's rows
     already as Python dicts of immutable values, equal to its ``to_pylist()`` (no column
@@ -54,7 +57,7 @@ class RowColumns:
     Arrow, until `detach` (the rows' owner is about to change them).
     """
 
-    __slots__ = ("_decoders", "_rows", "_table", "lists", "names", "reads", "set_names")
+    __slots__ = ("_decoders", "_rows", "_table", "names", "reads", "set_names")
 
     def __init__(
         self,
@@ -62,32 +65,29 @@ class RowColumns:
         schema: pa.Schema,
         rows: list[dict[str, Any]] | None = None,
     ) -> None:
+        super().__init__()
         self._table = table
         self._rows = rows
         self._decoders = column_decoders(schema)
-        #: The columns converted so far, by name.
-        self.lists: dict[str, list[Any]] = {}
         #: The rows' keys, in column order (a row's own once it is changed).
         self.names: dict[str, Any] = dict.fromkeys(schema.names, _UNREAD)
         self.reads: set[str] = set()
         #: The keys set in some row (possibly deleted since).
         self.set_names: set[str] = set()
 
-    def column(self, name: str) -> list[Any]:
-        """Column ``name``'s values (decoded), converted on first use and recorded as read."""
-        values = self.lists.get(name)
-        if values is None:
-            if name not in self.names:
-                raise KeyError(name)
-            self.reads.add(name)
-            if self._rows is not None:
-                values = list(map(operator.itemgetter(name), self._rows))
-            else:
-                values = self._table().column(name).to_pylist()
-                decoder = self._decoders.get(name)
-                if decoder is not None:
-                    values = decoder(values)
-            self.lists[name] = values
+    def __missing__(self, name: str) -> list[Any]:
+        """Column ``name``'s values (decoded), converted now and recorded as read."""
+        if name not in self.names:
+            raise KeyError(name)
+        self.reads.add(name)
+        if self._rows is not None:
+            values = list(map(operator.itemgetter(name), self._rows))
+        else:
+            values = self._table().column(name).to_pylist()
+            decoder = self._decoders.get(name)
+            if decoder is not None:
+                values = decoder(values)
+        self[name] = values
         return values
 
     def detach(self) -> None:
@@ -101,8 +101,8 @@ class LazyRow(MutableMapping[str, Any]):
     It behaves as the dict the eager conversion gives (keys in column order, ``in``,
     ``len``, ``get``, ``copy``, ``==`` with a dict, ``dict(row)``, ``{**row}``,
     ``row | other``, ``repr``, pickled as a dict). Until it is changed, a row holds
-    no dict of its own (its batch's `RowColumns` has the values): one object per
-    row, as the eager conversion makes.
+    no dict of its own (its batch's `RowColumns` has the values) and a read is two
+    C-speed lookups; its first change gives it one and makes it a `ChangedRow`.
 
     Example:
         >>> import pyarrow as pa
@@ -111,31 +111,18 @@ class LazyRow(MutableMapping[str, Any]):
         (2, True, frozenset({'a'}))
     """
 
-    __slots__ = ("_columns", "_data", "_index", "_lists")
+    __slots__ = ("_columns", "_data", "_index")
 
     _columns: RowColumns
-    _lists: dict[str, list[Any]]  # its batch's columns converted so far
     _index: int
-    #: None until the row is changed: then its keys and values (`_UNREAD`: not read yet).
-    _data: dict[str, Any] | None
+    #: Set once the row is changed (a `ChangedRow`): its keys and values (`_UNREAD`: not read yet).
+    _data: dict[str, Any]
 
     def __getitem__(self, key: str) -> Any:
-        data = self._data
-        if data is None:
-            values = self._lists.get(key)
-            if values is None:
-                values = self._columns.column(key)
-            return values[self._index]
-        value = data[key]
-        if value is _UNREAD:
-            value = data[key] = self._columns.column(key)[self._index]
-        return value
+        return self._columns[key][self._index]
 
     def __setitem__(self, key: str, value: Any) -> None:
-        data = self._data
-        if data is None:
-            data = self._data = self._columns.names.copy()
-        data[key] = value
+        self._own()[key] = value
         self._columns.set_names.add(key)
 
     def __delitem__(self, key: str) -> None:
@@ -155,11 +142,11 @@ class LazyRow(MutableMapping[str, Any]):
 
     def clear(self) -> None:
         """Remove every column (none is read)."""
-        self._data = {}
+        self._own().clear()
 
     def copy(self) -> LazyRow:
         """A shallow copy: the same values, the columns not read yet still unread."""
-        return self._with(self._data.copy() if self._data is not None else None)
+        return self._with(None)
 
     __copy__ = copy
 
@@ -198,8 +185,6 @@ class LazyRow(MutableMapping[str, Any]):
 
     def was_read_or_set(self, name: str) -> bool:
         """Whether column ``name`` was set in this row, or read in any row of its batch."""
-        if self._data is not None and self._data.get(name, _UNREAD) is not _UNREAD:
-            return True
         return name in self._columns.reads and name in self._keys()
 
     def changed(self) -> list[str]:
@@ -209,20 +194,67 @@ class LazyRow(MutableMapping[str, Any]):
     # -- helpers ------------------------------------------------------------------
 
     def _keys(self) -> dict[str, Any]:
-        """The row's keys (as a dict's): its own once changed, else its batch's columns."""
-        return self._columns.names if self._data is None else self._data
+        """The row's keys (as a dict's): its batch's columns until it is changed."""
+        return self._columns.names
 
     def _own(self) -> dict[str, Any]:
         """The row's own dict, made on its first change (its values still unread)."""
-        if self._data is None:
-            self._data = self._columns.names.copy()
+        self._data = self._columns.names.copy()
+        self.__class__ = ChangedRow  # pyright: ignore[reportAttributeAccessIssue]  # same slots
         return self._data
 
     def _with(self, data: dict[str, Any] | None) -> LazyRow:
-        twin = LazyRow.__new__(LazyRow)
-        twin._data, twin._columns, twin._index = data, self._columns, self._index
-        twin._lists = self._lists
+        """A row of the same example: unchanged (None), or changed to ``data``."""
+        if data is None:
+            twin = LazyRow.__new__(LazyRow)
+        else:
+            twin = ChangedRow.__new__(ChangedRow)
+            twin._data = data
+        twin._columns, twin._index = self._columns, self._index
         return twin
+
+
+class ChangedRow(LazyRow):
+    """A `LazyRow` set or deleted in: its keys and values are its own dict's (`LazyRow._data`).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> row = lazy_rows(pa.table({"a": [1], "b": ["x"]}))[0]
+        >>> row["c"] = 3
+        >>> type(row).__name__, list(row), read_columns([row])
+        ('ChangedRow', ['a', 'b', 'c'], frozenset())
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        data = self._data
+        value = data[key]
+        if value is _UNREAD:
+            value = data[key] = self._columns[key][self._index]
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._data[key] = value
+        self._columns.set_names.add(key)
+
+    def copy(self) -> LazyRow:
+        """A shallow copy: the same values, the columns not read yet still unread."""
+        return self._with(self._data.copy())
+
+    __copy__ = copy
+
+    def was_read_or_set(self, name: str) -> bool:
+        """Whether column ``name`` was set in this row, or read in any row of its batch."""
+        if self._data.get(name, _UNREAD) is not _UNREAD:
+            return True
+        return name in self._columns.reads and name in self._data
+
+    def _keys(self) -> dict[str, Any]:
+        return self._data
+
+    def _own(self) -> dict[str, Any]:
+        return self._data
 
 
 def lazy_rows(table: pa.Table | pa.RecordBatch) -> list[LazyRow]:
@@ -259,13 +291,13 @@ def detach_rows(rows: list[Any]) -> None:
 
 
 def _rows_of(columns: RowColumns, num_rows: int) -> list[LazyRow]:
-    lists = columns.lists
+    """``num_rows`` unchanged rows of ``columns``: two slots set each, no dict of their own."""
     new = LazyRow.__new__
     rows: list[LazyRow] = []
     append = rows.append
     for index in range(num_rows):
         row = new(LazyRow)
-        row._data, row._columns, row._index, row._lists = None, columns, index, lists  # pyright: ignore[reportPrivateUsage]
+        row._columns, row._index = columns, index  # pyright: ignore[reportPrivateUsage]
         append(row)
     return rows
 
@@ -325,13 +357,13 @@ def returned_columns(rows: Sequence[Any], results: Sequence[Any]) -> dict[str, l
     """
     if (
         not results
-        or type(results[0]) is not LazyRow
+        or not isinstance(results[0], LazyRow)
         or len(rows) != len(results)
         or not all(map(operator.is_, rows, results))
     ):
         return None
     batch: RowColumns = results[0]._columns  # pyright: ignore[reportPrivateUsage]
-    own = [row._data for row in results if row._data is not None]  # pyright: ignore[reportPrivateUsage]
+    own = [row._data for row in results if type(row) is ChangedRow]  # pyright: ignore[reportPrivateUsage]
     keys = list(own[0]) if own else list(batch.names)
     if len(own) != len(results) and keys != list(batch.names):
         return None
@@ -345,7 +377,7 @@ def returned_columns(rows: Sequence[Any], results: Sequence[Any]) -> dict[str, l
                 values = [row[name] for row in results]
             columns[name] = values
         elif name in batch.reads:
-            columns[name] = batch.column(name)
+            columns[name] = batch[name]
     return columns
 
 
