@@ -130,7 +130,9 @@ _EDITS = st.lists(
 
 def _edit(row: Any, eager: dict[str, Any], edit: tuple[Any, ...]) -> tuple[set[str], set[str]]:
     """Apply ``edit`` to both; the keys whose values it read, and those it replaced."""
-    kind, key = edit[0], edit[1] if len(edit) > 1 else None
+    kind, *rest = edit
+    key: Any = rest[0] if rest else None
+    value: Any = rest[-1] if rest else None
     if kind in ("get", "getitem", "pop", "setdefault"):
         method = "__getitem__" if kind == "getitem" else kind
         args = (key, 9) if kind == "setdefault" else (key,)
@@ -146,7 +148,7 @@ def _edit(row: Any, eager: dict[str, Any], edit: tuple[Any, ...]) -> tuple[set[s
     if kind == "in":
         assert (key in row) == (key in eager)
     elif kind == "set":
-        row[key] = eager[key] = edit[2]
+        row[key] = eager[key] = value
         return set(), {key}
     elif kind == "update":
         row.update(key)
