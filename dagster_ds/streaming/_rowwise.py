@@ -9,13 +9,15 @@ hands on the rows it made, updated with its outputs, instead of the consumer cal
 ``to_pylist`` again. The rows handed on always equal ``arrow_of(batch).to_pylist()``
 of the batch handed on:
 
-- the user's function gets `LazyRow` examples of the Arrow batch (built then if
-  it was deferred), so its reads are seen for lineage as in a Dataset's map, and
-  it types its outputs as the operator not handing rows on (a returned example's
-  unread columns keep their Arrow values); with ``input_columns`` it gets the
-  values only. Whatever it does to its examples never reaches the rows handed on;
+- the user's function gets `LazyRow` examples of the batch, so its reads are seen
+  for lineage as in a Dataset's map, and it types its outputs as the operator not
+  handing rows on (a returned example's unread columns keep their Arrow values);
+  with ``input_columns`` it gets the values only. Whatever it does to its examples
+  never reaches the rows handed on;
 - rows are handed on only when every column's Python values are immutable (numbers,
-  strings, bytes, dates...), so the copies share no list or dict with them;
+  strings, bytes, dates...), so the copies share no list or dict with them. The
+  function's lazy rows then take the columns it reads from those rows (the Arrow
+  batch of a deferred one is not built for it), and stop before they change;
 - a map's new values are handed on as they are only when Arrow would give them back
   unchanged (`arrow_type`): every value of a column of one exact Python type that
   Arrow stores as it is (an int in int64's range, a float, a bool, a str, bytes) or
