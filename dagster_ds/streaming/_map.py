@@ -181,7 +181,9 @@ class _Outputs:
         self._remove_columns = remove_columns
         self._features = features
         self._keeper = TypeKeeper()
+        #: Of the input batches' schema (one memo each: input and output schemas alternate).
         self.immutable = SchemaMemo(immutable_values)
+        self._immutable_output = SchemaMemo(immutable_values)
         self._merged: tuple[pa.Schema, pa.Schema, pa.Schema] | None = None
 
     def typed(self, merged: pa.RecordBatch) -> pa.RecordBatch:
@@ -226,7 +228,7 @@ class _Outputs:
 
         ``results`` are the function's results when `typed_columns` accepted them.
         """
-        if not self.immutable(schema):
+        if not self._immutable_output(schema):
             return None
         removed = [name for name in self._remove_columns if name in batch.schema.names]
         if results is not None and new_columns and not removed:
