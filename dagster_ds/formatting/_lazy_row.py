@@ -36,6 +36,7 @@ from collections.abc import (
     MutableMapping,
     Sequence,
 )
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from dagster_ds.features import column_decoders
@@ -122,8 +123,11 @@ class LazyRow(MutableMapping[str, Any]):
         return self._columns[key][self._index]
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._own()[key] = value
-        self._columns.set_names.add(key)
+        columns = self._columns  # `_own`, inlined: the in-place idiom's first set in each row
+        data = self._data = columns.names.copy()
+        self.__class__ = ChangedRow  # pyright: ignore[reportAttributeAccessIssue]  # same slots
+        data[key] = value
+        columns.set_names.add(key)
 
     def __delitem__(self, key: str) -> None:
         del self._own()[key]
@@ -368,22 +372,29 @@ def returned_columns(rows: Sequence[Any], results: Sequence[Any]) -> dict[str, l
     ):
         return None
     batch: RowColumns = results[0]._columns  # pyright: ignore[reportPrivateUsage]
-    own = [row._data for row in results if type(row) is ChangedRow]  # pyright: ignore[reportPrivateUsage]
+    # C-speed passes over the rows (a batch of the in-place idiom changes every one).
+    if list(map(type, results)).count(ChangedRow) == len(results):
+        own: list[dict[str, Any]] = list(map(_DATA, results))
+    else:
+        own = [row._data for row in results if type(row) is ChangedRow]  # pyright: ignore[reportPrivateUsage]
     keys = list(own[0]) if own else list(batch.names)
     if len(own) != len(results) and keys != list(batch.names):
         return None
-    if any(list(data) != keys for data in own):
+    if not all(map(keys.__eq__, map(list, own))):
         return None
     columns: dict[str, list[Any]] = {}
     for name in keys:
         if name in batch.set_names:
             values = list(map(operator.itemgetter(name), own)) if len(own) == len(results) else []
-            if len(values) != len(results) or any(value is _UNREAD for value in values):
+            if len(values) != len(results) or any(map(operator.is_, values, repeat(_UNREAD))):
                 values = [row[name] for row in results]
             columns[name] = values
         elif name in batch.reads:
             columns[name] = batch[name]
     return columns
+
+
+_DATA = operator.attrgetter("_data")
 
 
 def read_columns(rows: list[Any]) -> frozenset[str] | None:
