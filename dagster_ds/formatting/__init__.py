@@ -19,6 +19,8 @@ from dagster_ds.formatting._calls import awaited_all as awaited_all
 from dagster_ds.formatting._calls import returned_input as returned_input
 from dagster_ds.formatting._feature_values import encode_results as encode_results
 from dagster_ds.formatting._formatter import Formatter as Formatter
+from dagster_ds.formatting._lazy_row import detach_rows as detach_rows
+from dagster_ds.formatting._lazy_row import lazy_rows_of as lazy_rows_of
 from dagster_ds.formatting._lazy_row import older_generations_held as older_generations_held
 from dagster_ds.formatting._outputs import MixedValue as MixedValue
 from dagster_ds.formatting._outputs import deleted_columns as deleted_columns
@@ -45,6 +47,8 @@ __internal__ = [
     "ReadSet",
     "awaited_all",
     "older_generations_held",
+    "detach_rows",
+    "lazy_rows_of",
     "columns_of_rows",
     "deleted_columns",
     "encode_results",

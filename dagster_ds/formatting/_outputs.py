@@ -336,7 +336,7 @@ def per_example_output(
     if changed is not None:
         output = _as_batch(changed, first_index, len(results)) if changed else None
         return _without(output, remove_columns)
-    if LazyRow in set(map(type, results)):
+    if any(issubclass(kind, LazyRow) for kind in set(map(type, results))):  # or a ChangedRow
         results = [dict(r.items()) if isinstance(r, LazyRow) else r for r in results]
     if results and all(_is_table(result) for result in results):
         pieces = [batch_output(result, where) for result in results]

@@ -13,7 +13,9 @@ from dagster_ds.formatting import (
     EXAMPLES_PER_CALL,
     FunctionCall,
     ReadSet,
+    detach_rows,
     observed_reads,
+    older_generations_held,
     union_reads,
 )
 from dagster_ds.streaming._arrow import as_mask, bool_array
@@ -75,10 +77,9 @@ class FilterNode(UnaryNode):
             if call is None:
                 kept = batch
             elif row_wise:
-                hand = hand_on and immutable(batch.schema)
-                given, rows = function_rows(batch, rows, hand, call)
-                mask = list(map(bool, call.each(given, index)))
-                reads = union_reads(reads, observed_reads(given, call.input_columns))
+                with older_generations_held():  # the lazy rows die inside
+                    mask, rows, read = self._mask_rows(batch, rows, index, hand_on, immutable)
+                reads = union_reads(reads, read)
                 if rows is not None:
                     rows = kept_rows(rows, mask)
                     kept = kept_batch(batch, mask, len(rows))
@@ -90,6 +91,25 @@ class FilterNode(UnaryNode):
                 kept, rows, reads = source.filter(mask), None, union_reads(reads, read)
             index += batch.num_rows
             yield kept, rows, {"child": cursor.position(), "index": index}
+
+    def _mask_rows(
+        self,
+        batch: Batch,
+        rows: Rows | None,
+        index: int,
+        hand_on: bool,
+        immutable: SchemaMemo[bool],
+    ) -> tuple[list[bool], Rows | None, ReadSet]:
+        """Per example: the verdicts, the rows to hand on (None: none), what was read."""
+        call = self.call
+        assert call is not None
+        values_immutable = immutable(batch.schema)
+        given, rows = function_rows(
+            batch, rows, hand_on and values_immutable, call, values_immutable
+        )
+        mask = list(map(bool, call.each(given, index)))
+        detach_rows(given)  # the rows handed on are the next operator's to change
+        return mask, rows, observed_reads(given, call.input_columns)
 
     def _mask(self, batch: pa.RecordBatch, index: int) -> tuple[Any, ReadSet]:
         """The rows of ``batch`` (from example ``index``) to keep, and what was read."""

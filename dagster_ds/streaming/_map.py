@@ -13,10 +13,12 @@ from dagster_ds.formatting import (
     EXAMPLES_PER_CALL,
     FunctionCall,
     ReadSet,
+    detach_rows,
     encode_results,
     function_output,
     merge,
     observed_reads,
+    older_generations_held,
     per_example_output,
     union_reads,
     values_to_array,
@@ -114,10 +116,19 @@ class MapNode(UnaryNode):
     ) -> tuple[Batch, Rows | None, ReadSet]:
         """`_apply` per example on Python rows: the output, the rows handed on, the reads."""
         assert self.call is not None
-        given, kept = function_rows(batch, rows, hand_on, self.call)
+        with older_generations_held():  # the lazy rows die inside: see `older_generations_held`
+            return self._apply_given(batch, rows, index, hand_on, outputs)
+
+    def _apply_given(
+        self, batch: Batch, rows: Rows | None, index: int, hand_on: bool, outputs: _Outputs
+    ) -> tuple[Batch, Rows | None, ReadSet]:
+        assert self.call is not None
+        immutable = outputs.immutable(batch.schema)
+        given, kept = function_rows(batch, rows, hand_on, self.call, immutable)
         results = self.call.each(given, index)
+        detach_rows(given)  # the rows handed on change below
         read = observed_reads(given, self.call.input_columns)
-        if kept is not None and outputs.immutable(batch.schema):  # no decoded input column
+        if kept is not None and immutable:  # no decoded input column
             columns = typed_columns(given, results, self.remove_columns)
             if columns is not None:
                 lazy = outputs.lazy(batch, columns)
@@ -170,7 +181,9 @@ class _Outputs:
         self._remove_columns = remove_columns
         self._features = features
         self._keeper = TypeKeeper()
+        #: Of the input batches' schema (one memo each: input and output schemas alternate).
         self.immutable = SchemaMemo(immutable_values)
+        self._immutable_output = SchemaMemo(immutable_values)
         self._merged: tuple[pa.Schema, pa.Schema, pa.Schema] | None = None
 
     def typed(self, merged: pa.RecordBatch) -> pa.RecordBatch:
@@ -215,7 +228,7 @@ class _Outputs:
 
         ``results`` are the function's results when `typed_columns` accepted them.
         """
-        if not self.immutable(schema):
+        if not self._immutable_output(schema):
             return None
         removed = [name for name in self._remove_columns if name in batch.schema.names]
         if results is not None and new_columns and not removed:

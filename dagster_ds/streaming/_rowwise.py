@@ -9,13 +9,15 @@ hands on the rows it made, updated with its outputs, instead of the consumer cal
 ``to_pylist`` again. The rows handed on always equal ``arrow_of(batch).to_pylist()``
 of the batch handed on:
 
-- the user's function gets `LazyRow` examples of the Arrow batch (built then if
-  it was deferred), so its reads are seen for lineage as in a Dataset's map, and
-  it types its outputs as the operator not handing rows on (a returned example's
-  unread columns keep their Arrow values); with ``input_columns`` it gets the
-  values only. Whatever it does to its examples never reaches the rows handed on;
+- the user's function gets `LazyRow` examples of the batch, so its reads are seen
+  for lineage as in a Dataset's map, and it types its outputs as the operator not
+  handing rows on (a returned example's unread columns keep their Arrow values);
+  with ``input_columns`` it gets the values only. Whatever it does to its examples
+  never reaches the rows handed on;
 - rows are handed on only when every column's Python values are immutable (numbers,
-  strings, bytes, dates...), so the copies share no list or dict with them;
+  strings, bytes, dates...), so the copies share no list or dict with them. The
+  function's lazy rows then take the columns it reads from those rows (the Arrow
+  batch of a deferred one is not built for it), and stop before they change;
 - a map's new values are handed on as they are only when Arrow would give them back
   unchanged (`arrow_type`): every value of a column of one exact Python type that
   Arrow stores as it is (an int in int64's range, a float, a bool, a str, bytes) or
@@ -36,7 +38,7 @@ from typing import Any
 import pyarrow as pa
 
 from dagster_ds.features import column_features
-from dagster_ds.formatting import FunctionCall, returned_input
+from dagster_ds.formatting import FunctionCall, lazy_rows_of, returned_input
 from dagster_ds.streaming._arrow import bool_array
 from dagster_ds.streaming._node import Batch, DeferredBatch, Rows, arrow_of
 
@@ -71,20 +73,30 @@ def _immutable_type(arrow_type: pa.DataType) -> bool:
 
 
 def function_rows(
-    batch: Batch, rows: Rows | None, hand_on: bool, call: FunctionCall
-) -> tuple[Rows, Rows | None]:
+    batch: Batch, rows: Rows | None, hand_on: bool, call: FunctionCall, immutable: bool
+) -> tuple[list[Any], Rows | None]:
     """The rows to pass to the function, and the rows to hand on (None: hand on none).
 
-    The function gets `LazyRow` examples of the Arrow batch (built if it was
-    deferred), whose reads are seen as in a Dataset's map or filter, and the rows
-    handed on are plain dicts apart from them: ``rows`` if the child made them,
-    else the call's formatter makes them (decoded values). With ``input_columns``
-    and rows handed on, it gets their immutable values instead (its reads are
-    those columns).
+    The function gets `LazyRow` examples, whose reads are seen as in a Dataset's map
+    or filter, and the rows handed on are plain dicts apart from them: ``rows`` if
+    the child made them, else the call's formatter makes them (decoded values). When
+    the batch's values are ``immutable`` (`immutable_values`) and there are Python
+    rows (the child's, or those made to be handed on), the lazy rows take their
+    columns from them: a chain of per-example operators never builds the Arrow
+    batches between them for its functions. Call `detach_rows` on the rows given
+    before the rows handed on change. With ``input_columns`` and rows handed on, the
+    function gets their immutable values instead (its reads are those columns).
     """
     if hand_on and call.input_columns is not None:
         rows = _plain_rows(batch, rows, call)
         return rows, rows
+    schema = batch.schema
+    if immutable and len(set(schema.names)) == len(schema.names):
+        if rows is None and hand_on:
+            rows = call.formatter.rows(arrow_of(batch))
+        if rows is not None:
+            given = lazy_rows_of(rows, schema, lambda: arrow_of(batch))
+            return given, rows if hand_on else None
     given = call.formatter.function_rows(arrow_of(batch))
     return given, _plain_rows(batch, rows, call) if hand_on else None
 
