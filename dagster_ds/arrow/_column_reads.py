@@ -61,9 +61,14 @@ class ShardReads:
     )
 
     def add(self, reads: ReadSet, written: Sequence[str], removed: Sequence[str]) -> None:
-        """Record one batch: what it read, the columns it wrote and those it removed."""
-        self.reads = union_reads(self.reads, reads)
-        self.layouts.add((tuple(written), tuple(sorted(set(removed)))))
+        """Record one batch: what it read, the columns it wrote and those it removed.
+
+        Called once per batch of a map: a batch that reads nothing new makes no new set.
+        """
+        known = self.reads
+        if known is not None and (reads is None or not reads <= known):
+            self.reads = union_reads(known, reads)
+        self.layouts.add((tuple(written), tuple(sorted(set(removed))) if removed else ()))
 
     def read_all(self, names: Iterable[str]) -> bool:
         """Whether every column of ``names`` is read already (so later reads change nothing)."""
