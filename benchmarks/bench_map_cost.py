@@ -88,8 +88,8 @@ def _instructions(job: tuple[str, int]) -> tuple[tuple[str, int], int]:
     """Instructions of a process that loads the file (a cache hit) and maps it ``maps`` times."""
     name, maps = job
     cache = WORK / f"cache-{name}-{maps}"
-    env = _env(TREES[name], cache)
-    subprocess.run([sys.executable, "-c", _code(0)], check=True, env=env)  # converted once
+    env = _env(TREES[name], cache)  # the file converted into it first: loads are hits
+    subprocess.run([sys.executable, "-c", _code(0)], capture_output=True, check=True, env=env)
     out = f"--cachegrind-out-file={WORK}/cachegrind-{name}-{maps}.out"
     done = subprocess.run(
         [*_VALGRIND, out, sys.executable, "-c", _code(maps)],
