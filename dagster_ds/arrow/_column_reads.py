@@ -61,9 +61,14 @@ class ShardReads:
     )
 
     def add(self, reads: ReadSet, written: Sequence[str], removed: Sequence[str]) -> None:
-        """Record one batch: what it read, the columns it wrote and those it removed."""
-        self.reads = union_reads(self.reads, reads)
-        self.layouts.add((tuple(written), tuple(sorted(set(removed)))))
+        """Record one batch: what it read, the columns it wrote and those it removed.
+
+        Called once per batch of a map: a batch that reads nothing new makes no new set.
+        """
+        known = self.reads
+        if known is not None and (reads is None or not reads <= known):
+            self.reads = union_reads(known, reads)
+        self.layouts.add((tuple(written), tuple(sorted(set(removed))) if removed else ()))
 
     def read_all(self, names: Iterable[str]) -> bool:
         """Whether every column of ``names`` is read already (so later reads change nothing)."""
@@ -191,13 +196,30 @@ def _hashed_columns(shard: Shard, names: Sequence[str]) -> dict[str, str]:
 
 
 def _stored_fingerprints(shard: Shard) -> Mapping[str, str]:
-    """The column fingerprints ``shard``'s entry recorded when written (all of its rows)."""
+    """The column fingerprints ``shard``'s entries recorded when written (all of its rows).
+
+    Those of its table entry, and of the columns that entry keeps in its base
+    entries (a map output stores only the columns it changed): the map's input
+    columns it passed through are not hashed again.
+    """
     if shard.kept is not None or shard.table_entry is None:
         return {}
-    recorded = shard.table_entry.metadata_item("column_fingerprints")
-    if not isinstance(recorded, dict):
-        return {}
-    return {str(name): value for name, value in recorded.items() if isinstance(value, str)}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return recorded_fingerprints(shard.table_entry, {each.key: each for each in shard.entries})
+
+
+def recorded_fingerprints(entry: CacheEntry, entries: Mapping[str, CacheEntry]) -> dict[str, str]:
+    """The column fingerprints ``entry`` recorded, with those of the columns its bases keep.
+
+    ``entries``: the entries its rows are read from, by key (its bases among them).
+    """
+    recorded = entry.metadata_item("column_fingerprints")
+    found = dict(recorded) if isinstance(recorded, dict) else {}
+    base_key, kept = entry.metadata_item("base"), entry.metadata_item("base_columns")
+    base = entries.get(base_key) if isinstance(base_key, str) else None
+    if base is not None and base is not entry and isinstance(kept, list):
+        of_base = recorded_fingerprints(base, {k: e for k, e in entries.items() if k != entry.key})
+        found.update({name: of_base[name] for name in kept if name in of_base})
+    return {str(name): value for name, value in found.items() if isinstance(value, str)}
 
 
 class FingerprintingSink:

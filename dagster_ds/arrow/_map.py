@@ -320,9 +320,9 @@ class _MapJob:
             lazy = not self.log.read_all(inputs.schema.names)
             with older_generations_held():  # the rows die inside: see `older_generations_held`
                 output, reads = self._per_example(inputs, offset, lazy, where)
-        self.log.add(reads, output.schema.names if output is not None else (), removed)
-        if output is not None:
-            self.overwritten |= set(output.schema.names)
+        written = output.schema.names if output is not None else []
+        self.log.add(reads, written, removed)
+        self.overwritten.update(written)
         if output is not None and output.num_rows != table.num_rows:
             merge(table, output, removed, where)  # refused if input columns are to be kept
         layout = (table.schema, output.schema if output is not None else None, removed)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import xxhash
 
+from dagster_ds.arrow._column_reads import recorded_fingerprints
 from dagster_ds.arrow._entries import TableSink, read_indices, write_indices
 from dagster_ds.arrow._memory import release_unused
 from dagster_ds.arrow._results import (
@@ -544,22 +545,10 @@ def carried_metadata(shard: Shard) -> dict[str, Any]:
         return {}
     recorded = entry.metadata
     carried: dict[str, Any] = {name: recorded[name] for name in CARRIED if name in recorded}
-    fingerprints = _column_fingerprints(entry, {each.key: each for each in shard.entries})
+    fingerprints = recorded_fingerprints(entry, {each.key: each for each in shard.entries})
     if fingerprints:
         carried["column_fingerprints"] = fingerprints
     return carried
-
-
-def _column_fingerprints(entry: CacheEntry, entries: Mapping[str, CacheEntry]) -> dict[str, str]:
-    """The column fingerprints ``entry`` recorded, with those of the columns its bases keep."""
-    recorded = entry.metadata_item("column_fingerprints")
-    found = dict(recorded) if isinstance(recorded, dict) else {}
-    base_key, kept = entry.metadata_item("base"), entry.metadata_item("base_columns")
-    base = entries.get(base_key) if isinstance(base_key, str) else None
-    if base is not None and base is not entry and isinstance(kept, list):
-        of_base = _column_fingerprints(base, {k: e for k, e in entries.items() if k != entry.key})
-        found.update({name: of_base[name] for name in kept if name in of_base})
-    return {str(name): value for name, value in found.items() if isinstance(value, str)}
 
 
 def _copy_table(

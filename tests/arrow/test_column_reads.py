@@ -9,6 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
+import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,3 +130,72 @@ def test_a_map_fingerprints_the_columns_it_writes_without_copying_them(tmp_path:
     # A copy of the written column would take `written` bytes on top of the output's
     # own (the old code peaked at twice it); the input is read a batch at a time too.
     assert peak < written, (peak, written)
+
+
+class _CountingHash:
+    """An xxh3 hasher that adds the bytes it is fed to ``fed``."""
+
+    def __init__(self, real: Any, fed: list[int], data: Any = b"") -> None:
+        self._hash, self._fed = real(), fed
+        self.update(data)
+
+    def update(self, data: Any) -> None:
+        self._fed.append(memoryview(data).nbytes)
+        self._hash.update(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._hash, name)
+
+
+def _count_hashed_bytes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of what xxh3 is fed from now on (until ``monkeypatch.undo()``)."""
+    fed: list[int] = []
+    for name in ("xxh3_128", "xxh3_64"):
+        real = getattr(xxhash, name)
+        monkeypatch.setattr(
+            xxhash, name, lambda data=b"", real=real: _CountingHash(real, fed, data)
+        )
+    for name in ("xxh3_128_digest", "xxh3_128_hexdigest", "xxh3_64_hexdigest", "xxh3_64_intdigest"):
+        real = getattr(xxhash, name)
+        monkeypatch.setattr(
+            xxhash, name, lambda data, real=real, **kw: fed.append(len(data)) or real(data, **kw)
+        )
+    return fed
+
+
+def _texts(tmp_path: Path, rows: int = 100_000) -> Dataset:
+    """A loaded file of ``rows`` texts of 209 bytes (21 MB) and ints (its load hashed them)."""
+    texts = [f"{row:08d} " + "x" * 200 for row in range(rows)]
+    pq.write_table(pa.table({"text": texts, "n": list(range(rows))}), tmp_path / "t.parquet")
+    return load_dataset("parquet", data_files=str(tmp_path / "t.parquet"), split="train")
+
+
+def test_a_map_hashes_the_columns_it_writes_once_and_no_input_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset = _texts(tmp_path)
+    fed = _count_hashed_bytes(monkeypatch)
+    out = dataset.map(lambda b: {"n2": [len(t) for t in b["text"]]}, batched=True)
+    monkeypatch.undo()
+    written = out.data.column("n2").nbytes  # 0.8 MB; the text it read is 21 MB
+    assert out._shards[0].entries[0].metadata_item("column_reads") == ["text"]  # pyright: ignore[reportPrivateUsage]
+    # The written column's bytes are hashed twice, each from the buffers in hand: as the
+    # data file's checksum and as its column fingerprint; besides that only keys and code
+    # (a few kB). The read column's fingerprint is the one its load recorded: its 21 MB
+    # are not hashed again, nor is the written column fingerprinted a second time.
+    assert 2 * written <= sum(fed) < 2 * written + 64_000, (sum(fed), written)
+
+
+def test_a_column_a_map_passed_through_is_not_hashed_again_by_the_next_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _texts(tmp_path).map(lambda b: {"n2": [n * 2 for n in b["n"]]}, batched=True)
+    fed = _count_hashed_bytes(monkeypatch)
+    out = first.map(lambda b: {"n3": [len(t) for t in b["text"]]}, batched=True)
+    monkeypatch.undo()
+    written = out.data.column("n3").nbytes
+    recorded = out._shards[0].entries[0].metadata_item("read_fingerprints")  # pyright: ignore[reportPrivateUsage]
+    assert recorded == {"text": arrow_digest(out.data.column("text"))}
+    # ``text`` (21 MB) passed through the first map: its output entry keeps it in its
+    # base, the load's entry, whose recorded fingerprint it is (the old code hashed it).
+    assert sum(fed) < 2 * written + 64_000, (sum(fed), written)
