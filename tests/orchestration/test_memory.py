@@ -3,8 +3,9 @@
 Each run is a process of its own (`_memory_child`, forked from the warm server of
 `tests._fast`) whose resident set is measured from the moment its imports are done:
 its peak (VmHWM, reset then) less the resident set it started from, for a source of
-2 and of 4 files of `FILE_BYTES` each, a shard each. What the imports take is left out: it varies between Python
-versions (CI measured 50 MB more on CPython 3.12) and is not the work's.
+2 and of 4 files of `FILE_BYTES` each, a shard each. What the imports take is left
+out: it varies between Python versions (CI measured 50 MB more on CPython 3.12) and is
+not the work's.
 """
 
 from __future__ import annotations
