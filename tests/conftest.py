@@ -266,6 +266,7 @@ def moto_s3(bucket: str, port: int | None = None, **options: Any) -> Iterator[st
     import s3fs
     from moto.server import ThreadedMotoServer
 
+    _fast.share_botocore_data()  # the S3 model parsed once per process, not per filesystem
     port = port if port is not None else free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

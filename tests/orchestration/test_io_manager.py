@@ -27,6 +27,7 @@ from dagster_ds.arrow import changed_shards, version_record
 from dagster_ds.cache import cache_root
 from dagster_ds.errors import DatasetNotStoredError
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore
+from tests import _fast
 from tests.conftest import s3_requests
 from tests.orchestration._chain import build, record
 from tests.orchestration.conftest import data_version, latest, metadata_value, write_jsonl
@@ -457,12 +458,15 @@ def test_a_shard_quarantined_on_s3_counts_as_not_stored_at_the_next_refresh(
     assert metadata_value(latest(instance, "lowered"), "dagster_ds/cache") == "hit"
 
 
+_REFRESH = "import sys; from tests.orchestration._s3_refresh import main; main(sys.argv[1])"
+
+
 def _refresh_process(endpoint: str, home: Path, **env: str) -> subprocess.Popen[str]:
-    """A scheduled refresh of the `_s3_refresh` pipeline: a process of its own."""
+    """A scheduled refresh of the `_s3_refresh` pipeline: a process of its own (forked)."""
     from tests.conftest import AWS_TEST_ENV, REPO_ROOT
 
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.orchestration._s3_refresh", endpoint],
+    return _fast.Popen(
+        [sys.executable, "-c", _REFRESH, endpoint],
         cwd=REPO_ROOT,
         env={
             **os.environ,

@@ -20,6 +20,7 @@ from dagster_ds.errors import (
 )
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore, dataset_asset, dataset_source
 from dagster_ds.orchestration.io_manager import pinned_versions
+from tests import _fast
 from tests.conftest import REPO_ROOT
 from tests.orchestration._chain import record
 from tests.orchestration._daily import BARRIER_ENV, build
@@ -339,11 +340,10 @@ def test_two_concurrent_runs_of_two_partitions_both_land_and_a_flipped_byte_reco
         "PYTHONPATH": str(REPO_ROOT),
     }
     runners = [
-        subprocess.Popen(
+        _fast.Popen(
             [
                 sys.executable,
-                "-m",
-                "tests.orchestration._daily",
+                str(Path(__file__).with_name("_daily.py")),
                 day,
                 str(data),
                 str(store),

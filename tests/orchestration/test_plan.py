@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from dagster_ds.orchestration import (
 )
 from dagster_ds.orchestration._changes import NOTHING_CHANGED
 from dagster_ds.orchestration._plan import PLAN_TAG, Plan, plan_refresh
+from tests import _fast
 from tests.orchestration._chain import build, text_and_label_assets, text_and_label_source
 from tests.orchestration.conftest import ROWS, latest, metadata_value, write_jsonl
 
@@ -271,7 +271,7 @@ def test_a_plan_during_a_refresh_in_another_process_is_consistent(
     write_jsonl(corpus, [*ROWS, {"text": "Changed while planning"}])
     (tmp_path / "hold").touch()
     (tmp_path / "started").unlink()
-    running = subprocess.Popen([sys.executable, "-c", REFRESH, str(path)], env=os.environ)
+    running = _fast.Popen([sys.executable, "-c", REFRESH, str(path)], env=os.environ)
     try:
         while not (tmp_path / "started").exists() and running.poll() is None:
             time.sleep(0.05)

@@ -24,6 +24,7 @@ from dagster_ds.orchestration import (
     plan_promotion,
     promote,
 )
+from tests import _fast
 from tests.conftest import REPO_ROOT, new_dagster_home
 from tests.orchestration._chain import (
     record,
@@ -181,7 +182,7 @@ def test_a_promote_killed_at_any_moment_leaves_production_old_or_new_never_half(
     recipe = metadata_value(latest(instance, "doubled"), "dagster_ds/recipe")
     dev_before = _tree_digest(Path(dev.root))
     prod_home = Path(prod_instance.root_directory)
-    child = subprocess.Popen(
+    child = _fast.Popen(
         [
             sys.executable,
             "-c",

@@ -23,6 +23,7 @@ from dagster_ds import Dataset
 from dagster_ds.cache import CacheCorruptionWarning
 from dagster_ds.errors import CacheStoreUnavailableError, DatasetNotStoredError
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore, dataset_asset, dataset_source
+from tests import _fast
 from tests.cache.test_layers import snapshot
 from tests.conftest import REPO_ROOT, new_dagster_home, s3_requests
 from tests.orchestration._chain import CALLS_ENV, build, record
@@ -133,7 +134,7 @@ def test_a_dev_run_over_prod_computes_only_what_changed_and_never_writes_prod(
     before = snapshot(prod)
 
     # Production refreshes meanwhile, in its own process and instance.
-    refresh = subprocess.Popen(
+    refresh = _fast.Popen(
         [sys.executable, "-c", textwrap.dedent(_PROD_REFRESH), str(corpus), str(prod), "2"],
         env={
             **os.environ,

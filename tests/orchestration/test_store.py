@@ -18,6 +18,7 @@ import pytest
 from dagster_ds import Dataset
 from dagster_ds.cache import CacheCorruptionWarning
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore, dataset_asset, dataset_source
+from tests import _fast
 from tests.conftest import REPO_ROOT
 from tests.orchestration._chain import build, record
 from tests.orchestration.conftest import data_version, latest, metadata_value, tag, write_jsonl
@@ -236,7 +237,7 @@ def test_concurrent_runs_with_different_config_never_cross_versions(
     }
     script = textwrap.dedent(RUNNER.replace("{{", "{").replace("}}", "}"))
     runners = [
-        subprocess.Popen(
+        _fast.Popen(
             [sys.executable, "-c", script, str(offset), "4"],
             env=env,
             stdout=subprocess.PIPE,
@@ -295,7 +296,7 @@ def test_export_writes_what_datasets_load_from_disk_reads(
         ["export", "counts", str(out), "--fingerprint", fingerprint[:10], "--store", str(storage)],
     )
     assert result.exit_code == 0, result.output
-    check = subprocess.run(
+    check = _fast.run(
         [
             sys.executable,
             "-c",
@@ -496,7 +497,7 @@ def test_two_runs_needing_the_same_version_compute_it_once(
     script = SAME_VERSION.format(log=str(log), data=str(data), storage=str(tmp_path / "s"))
     env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "PYTHONPATH": str(REPO_ROOT)}
     runs = [
-        subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE, text=True)
+        _fast.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE, text=True)
         for _ in range(2)
     ]
     for run in runs:
