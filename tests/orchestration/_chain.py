@@ -6,6 +6,7 @@ every process (the multiprocess executor, subprocesses).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -21,6 +22,12 @@ CALLS_ENV = "DAGSTER_DS_TEST_CALLS"
 def record(name: str) -> None:
     with open(os.environ[CALLS_ENV], "a", encoding="utf-8") as file:
         file.write(name + "\n")
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
 
 
 def calls(path: Path) -> list[str]:
@@ -127,3 +134,20 @@ def text_and_label_filter_assets(files: list[str]) -> list[dg.AssetsDefinition]:
         return raw.filter(not_three, batched=True)
 
     return [raw, kept]
+
+
+def write_label_files(folder: Path, files: int = 3) -> list[str]:
+    """``files`` JSON Lines files of 5 rows (``text``, ``label`` 0), a shard each: their paths."""
+    for index in range(files):
+        write_jsonl(
+            folder / f"part-{index}.jsonl",
+            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
+        )
+    return sorted(str(path) for path in folder.glob("*.jsonl"))
+
+
+def correct_labels(folder: Path, index: int = 1) -> None:
+    """The labels of file ``index`` (of `write_label_files`) set to 1, its texts unchanged."""
+    write_jsonl(
+        folder / f"part-{index}.jsonl", [{"text": f"t{index}-{i}", "label": 1} for i in range(5)]
+    )

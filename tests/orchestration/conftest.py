@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,15 +10,9 @@ import dagster as dg
 import pytest
 
 from tests.conftest import QUICK_INSTANCE
-from tests.orchestration._chain import CALLS_ENV, calls
+from tests.orchestration._chain import CALLS_ENV, calls, write_jsonl
 
 ROWS = [{"text": "Hello World"}, {"text": "  The quick brown fox "}, {"text": "x"}]
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

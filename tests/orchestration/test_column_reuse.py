@@ -12,7 +12,12 @@ from click.testing import CliRunner
 from dagster_ds import Dataset, load_dataset
 from dagster_ds.cli import main
 from dagster_ds.orchestration import DatasetIOManager, dataset_asset, dataset_source
-from tests.orchestration._chain import record, text_and_label_assets
+from tests.orchestration._chain import (
+    correct_labels,
+    record,
+    text_and_label_assets,
+    write_label_files,
+)
 from tests.orchestration.conftest import latest, write_jsonl
 
 
@@ -87,7 +92,7 @@ def test_a_label_correction_reruns_the_label_asset_only_on_its_shard(
         return [call for call in body_calls()[before:] if ":" in call]
 
     assert sorted(materialize()) == ["label_name:5"] * 3 + ["n_chars:5"] * 3
-    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    correct_labels(folder)
     assert materialize() == ["label_name:5"]  # n_chars reads only text: reused
 
     metadata = latest(instance, "lengths").metadata
@@ -137,7 +142,7 @@ def test_a_label_correction_is_said_by_column_in_the_run_and_in_hash_explain(
 
     materialize()
     first = str(latest(instance, "lengths").metadata["dagster_ds/recipe"].value)
-    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    correct_labels(folder)
     run_id = materialize()
 
     said = "parent 'raw': column 'label' changed in 1 of 3 shards"
@@ -171,12 +176,7 @@ def test_a_parent_in_another_store_is_named_by_column_and_reused_like_one_in_the
     tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
 ) -> None:
     folder = tmp_path / "data"
-    for index in range(3):
-        write_jsonl(
-            folder / f"part-{index}.jsonl",
-            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
-        )
-    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    files = write_label_files(folder)
     # raw is stored in its own store: lengths adopts its shards into lengths's store.
     resources = {
         "io_manager": DatasetIOManager(base_dir=str(tmp_path / "lengths-store")),
@@ -190,7 +190,7 @@ def test_a_parent_in_another_store_is_named_by_column_and_reused_like_one_in_the
 
     materialize()
     first = str(latest(instance, "lengths").metadata["dagster_ds/recipe"].value)
-    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    correct_labels(folder)
     calls = len(body_calls())
     changed = materialize()
 

@@ -29,8 +29,8 @@ from dagster_ds.errors import DatasetNotStoredError
 from dagster_ds.orchestration import DatasetIOManager, DatasetStore
 from tests import _fast
 from tests.conftest import s3_requests
-from tests.orchestration._chain import build, record
-from tests.orchestration.conftest import data_version, latest, metadata_value, write_jsonl
+from tests.orchestration._chain import build, correct_labels, record, write_label_files
+from tests.orchestration.conftest import data_version, latest, metadata_value
 
 CHAIN = ["cleaned", "tokens", "counts"]
 
@@ -556,12 +556,7 @@ def test_adopted_shards_keep_their_column_records_so_changes_are_named_and_reuse
     tmp_path: Path, body_calls: Callable[[], list[str]]
 ) -> None:
     folder = tmp_path / "data"
-    for index in range(3):
-        write_jsonl(
-            folder / f"part-{index}.jsonl",
-            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
-        )
-    files = sorted(str(path) for path in folder.glob("*.jsonl"))
+    files = write_label_files(folder)
     source, target = DatasetStore(str(tmp_path / "source")), DatasetStore(str(tmp_path / "target"))
     key = dg.AssetKey("lengths")
 
@@ -575,7 +570,7 @@ def test_adopted_shards_keep_their_column_records_so_changes_are_named_and_reuse
         return version_record(target.cache, target.version_key(key, lengths.fingerprint)) or {}
 
     old = stored()
-    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    correct_labels(folder)
     calls = len(body_calls())
     new = stored()
 

@@ -21,7 +21,13 @@ from dagster_ds.orchestration import (
 from dagster_ds.orchestration._changes import NOTHING_CHANGED
 from dagster_ds.orchestration._plan import PLAN_TAG, Plan, plan_refresh
 from tests import _fast
-from tests.orchestration._chain import build, text_and_label_assets, text_and_label_source
+from tests.orchestration._chain import (
+    build,
+    correct_labels,
+    text_and_label_assets,
+    text_and_label_source,
+    write_label_files,
+)
 from tests.orchestration.conftest import ROWS, latest, metadata_value, write_jsonl
 
 SELECTION = dg.AssetSelection.assets("counts").upstream()
@@ -355,15 +361,13 @@ def test_a_plan_names_the_parent_columns_that_changed_and_what_their_readers_reu
     tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
 ) -> None:
     folder, storage = tmp_path / "data", tmp_path / "storage"
-    for index in range(3):
-        rows = [{"text": f"t{index}-{i}", "label": 0} for i in range(5)]
-        write_jsonl(folder / f"part-{index}.jsonl", rows)
+    write_label_files(folder)
     assets = _label_assets(folder)
     resources = {"io_manager": DatasetIOManager(base_dir=str(storage))}
     defs = dg.Definitions(assets=assets, resources=resources)
     assert dg.materialize(assets, instance=instance, resources=resources).success
     # A label corrected in one file, and the parent refreshed (its own schedule, say).
-    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
+    correct_labels(folder)
     assert dg.materialize(assets, instance=instance, resources=resources, selection=["raw"]).success
     files, events = _files(storage), _events(instance)
 

@@ -27,9 +27,11 @@ from dagster_ds.orchestration import (
 from tests import _fast
 from tests.conftest import REPO_ROOT, new_dagster_home
 from tests.orchestration._chain import (
+    correct_labels,
     record,
     text_and_label_assets,
     text_and_label_filter_assets,
+    write_label_files,
 )
 from tests.orchestration.conftest import latest, metadata_value, write_jsonl
 
@@ -214,42 +216,53 @@ def test_a_promote_killed_at_any_moment_leaves_production_old_or_new_never_half(
     assert _tree_digest(Path(dev.root)) == dev_before  # development's data is untouched
 
 
+def _promote_then_correct_a_label(
+    tmp_path: Path,
+    instance: dg.DagsterInstance,
+    prod_instance: dg.DagsterInstance,
+    make_assets: Callable[[list[str]], list[dg.AssetsDefinition]],
+    child: str,
+) -> tuple[list[str], DatasetStore]:
+    """Develop ``raw`` and ``child``, promote both, correct a label, refresh production.
+
+    Returns the data files and the production store.
+    """
+    folder = tmp_path / "data"
+    files = write_label_files(folder)
+    dev, prod = DatasetStore(str(tmp_path / "dev")), DatasetStore(str(tmp_path / "prod"))
+    assets = make_assets(files)
+    assert dg.materialize(
+        assets, instance=instance, resources={"io_manager": DatasetIOManager(base_dir=dev.root)}
+    ).success
+    keys = [dg.AssetKey("raw"), dg.AssetKey(child)]
+    for step in plan_promotion(instance, dev, prod_instance, keys, _code_versions(assets)):
+        promote(step, dev, prod, prod_instance)
+    correct_labels(folder)
+    assert dg.materialize(
+        make_assets(files),
+        instance=prod_instance,
+        resources={"io_manager": DatasetIOManager(base_dir=prod.root)},
+    ).success
+    return files, prod
+
+
 def test_promoted_shards_keep_their_column_records_so_production_names_changed_columns(
     tmp_path: Path,
     instance: dg.DagsterInstance,
     prod_instance: dg.DagsterInstance,
     body_calls: Callable[[], list[str]],
 ) -> None:
-    folder = tmp_path / "data"
-    for index in range(3):
-        write_jsonl(
-            folder / f"part-{index}.jsonl",
-            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
-        )
-    files = sorted(str(path) for path in folder.glob("*.jsonl"))
-    dev, prod = DatasetStore(str(tmp_path / "dev")), DatasetStore(str(tmp_path / "prod"))
-    assets = text_and_label_assets(files)
-    assert dg.materialize(
-        assets, instance=instance, resources={"io_manager": DatasetIOManager(base_dir=dev.root)}
-    ).success
-    keys = [dg.AssetKey("raw"), dg.AssetKey("lengths")]
-    for step in plan_promotion(instance, dev, prod_instance, keys, _code_versions(assets)):
-        promote(step, dev, prod, prod_instance)
+    _promote_then_correct_a_label(
+        tmp_path, instance, prod_instance, text_and_label_assets, "lengths"
+    )
 
-    # A label corrected in one file; production refreshes from the promoted versions.
-    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
-    calls = len(body_calls())
-    assert dg.materialize(
-        text_and_label_assets(files),
-        instance=prod_instance,
-        resources={"io_manager": DatasetIOManager(base_dir=prod.root)},
-    ).success
     changed = str(metadata_value(latest(prod_instance, "lengths"), "dagster_ds/changed"))
     assert "parent 'raw': column 'label' changed in 1 of 3 shards" in changed
     assert "no column fingerprints" not in changed
     # n_chars reads only text: its promoted output is reused by its read columns.
     assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed
-    assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []
+    # It ran in development only (3 shards), never in production.
+    assert [call for call in body_calls() if call.startswith("n_chars")] == ["n_chars:5"] * 3
 
 
 def test_a_promoted_filter_s_kept_rows_are_reused_by_columns_in_production(
@@ -258,33 +271,12 @@ def test_a_promoted_filter_s_kept_rows_are_reused_by_columns_in_production(
     prod_instance: dg.DagsterInstance,
     body_calls: Callable[[], list[str]],
 ) -> None:
-    folder = tmp_path / "data"
-    for index in range(3):
-        write_jsonl(
-            folder / f"part-{index}.jsonl",
-            [{"text": f"t{index}-{i}", "label": 0} for i in range(5)],
-        )
-    files = sorted(str(path) for path in folder.glob("*.jsonl"))
-    dev, prod = DatasetStore(str(tmp_path / "dev")), DatasetStore(str(tmp_path / "prod"))
-    assets = text_and_label_filter_assets(files)
-    assert dg.materialize(
-        assets, instance=instance, resources={"io_manager": DatasetIOManager(base_dir=dev.root)}
-    ).success
-    keys = [dg.AssetKey("raw"), dg.AssetKey("kept")]
-    for step in plan_promotion(instance, dev, prod_instance, keys, _code_versions(assets)):
-        promote(step, dev, prod, prod_instance)
+    files, prod = _promote_then_correct_a_label(
+        tmp_path, instance, prod_instance, text_and_label_filter_assets, "kept"
+    )
 
-    # A label corrected in one file; production refreshes from the promoted versions.
-    write_jsonl(folder / "part-1.jsonl", [{"text": f"t1-{i}", "label": 1} for i in range(5)])
-    calls = len(body_calls())
-    assert dg.materialize(
-        text_and_label_filter_assets(files),
-        instance=prod_instance,
-        resources={"io_manager": DatasetIOManager(base_dir=prod.root)},
-    ).success
-
-    # not_three reads only text: the promoted kept positions are reused, it never runs.
-    assert [call for call in body_calls()[calls:] if call.startswith("not_three")] == []
+    # not_three reads only text: the promoted kept positions are reused, it never runs again.
+    assert [call for call in body_calls() if call.startswith("not_three")] == ["not_three:5"] * 3
     changed = str(metadata_value(latest(prod_instance, "kept"), "dagster_ds/changed"))
     assert "parent 'raw': column 'label' changed in 1 of 3 shards" in changed
     assert "'not_three' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed
