@@ -353,6 +353,18 @@ def _latest_partition(
     return records[0].asset_materialization
 
 
+def _plan_writing_nothing(
+    defs: dg.Definitions, instance: dg.DagsterInstance, storage: Path, selection: dg.AssetSelection
+) -> Plan:
+    """The plan of ``selection``, checked to have written nothing to the store or the instance."""
+    files, events = _files(storage), _events(instance)
+    plan = plan_refresh(
+        defs.get_repository_def(), instance, selection, store=DatasetStore(str(storage))
+    )
+    assert (_files(storage), _events(instance)) == (files, events)
+    return plan
+
+
 def _label_assets(folder: Path) -> list[dg.AssetsDefinition]:
     return text_and_label_assets(sorted(str(path) for path in folder.glob("*.jsonl")))
 
@@ -369,16 +381,9 @@ def test_a_plan_names_the_parent_columns_that_changed_and_what_their_readers_reu
     # A label corrected in one file, and the parent refreshed (its own schedule, say).
     correct_labels(folder)
     assert dg.materialize(assets, instance=instance, resources=resources, selection=["raw"]).success
-    files, events = _files(storage), _events(instance)
 
-    plan = plan_refresh(
-        defs.get_repository_def(),
-        instance,
-        dg.AssetSelection.assets("lengths"),
-        store=DatasetStore(str(storage)),
-    )
+    plan = _plan_writing_nothing(defs, instance, storage, dg.AssetSelection.assets("lengths"))
 
-    assert (_files(storage), _events(instance)) == (files, events)  # the plan wrote nothing
     (step,) = plan.steps
     assert step.action == "run"
     column = "parent 'raw': column 'label' changed in 1 of 3 shards"
@@ -413,16 +418,9 @@ def test_a_plan_reads_a_changed_source_file_to_name_its_columns_and_forecasts_th
     assert dg.materialize(assets, instance=instance, resources=resources).success
     # A label corrected in one file, not loaded since: no record has its columns.
     _big_part(folder, 1, label=1)
-    files, events = _files(storage), _events(instance)
 
-    plan = plan_refresh(
-        defs.get_repository_def(),
-        instance,
-        dg.AssetSelection.assets("lengths"),
-        store=DatasetStore(str(storage)),
-    )
+    plan = _plan_writing_nothing(defs, instance, storage, dg.AssetSelection.assets("lengths"))
 
-    assert (_files(storage), _events(instance)) == (files, events)  # the plan wrote nothing
     source, step = plan.steps
     size = format_size((folder / "part-1.jsonl").stat().st_size)
     assert source.why[-1] == f"read 1 changed file ({size}) to name its changed columns"
