@@ -12,8 +12,10 @@ imports them: tests edit them between runs), and exits as Python does (threads j
 atexit handlers run).
 
 `Popen` and `run` take the arguments of `subprocess.Popen` and `subprocess.run`. A child is
-forked when the arguments are ``[sys.executable, "-c", source, *argv]`` or
-``[sys.executable, "script.py", *argv]`` and a cold start would behave the same: no
+forked when the arguments are ``[sys.executable, "-c", source, *argv]``,
+``[sys.executable, "-m", module, *argv]`` or ``[sys.executable, script, *argv]`` (a ``.py``
+file, or an installed command's script: ``Path(sys.executable).with_name("dg")``) and a
+cold start would behave the same: no
 environment variable that the interpreter or a preloaded library reads when it starts
 (`_READ_AT_IMPORT`) differs from the server's. Anything else, notably a child with its own
 PYTHONHASHSEED (a fork keeps the server's string hashes), starts cold, as with
@@ -141,9 +143,10 @@ def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
         return False
     if not all(isinstance(arg, str) for arg in args):
         return False
-    if args[1] == "-c" and len(args) < 3:
-        return False
-    if args[1] != "-c" and (args[1].startswith("-") or not args[1].endswith(".py")):
+    if args[1] in ("-c", "-m"):
+        if len(args) < 3:
+            return False
+    elif args[1].startswith("-") or not _is_script(args[1]):
         return False
     unsupported = (
         "executable",
@@ -162,6 +165,18 @@ def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
         return False
     cwd = kwargs.get("cwd")
     return cwd is None or os.path.isdir(cwd)  # else the cold path raises, as subprocess does
+
+
+def _is_script(path: str) -> bool:
+    """Whether ``path`` is Python source: a ``.py`` file, or a script starting ``#!...python``."""
+    if path.endswith(".py"):
+        return True
+    try:
+        with open(path, "rb") as file:
+            first = file.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
 
 
 class Popen(subprocess.Popen):
@@ -395,6 +410,10 @@ def _become(request: dict[str, Any], fds: list[int], filters: tuple[list[Any], l
     if command == "-c":
         source, *argv = argv
         sys.argv, filename, first = ["-c", *argv], "<string>", ""
+    elif command == "-m":  # as Python runs it: runpy finds the module, sets sys.argv[0]
+        module, *argv = argv
+        source = f"import runpy\nrunpy._run_module_as_main({module!r})"
+        sys.argv, filename, first = ["-m", *argv], "<string>", os.getcwd()
     else:  # a script
         filename = os.path.abspath(command)
         source = Path(filename).read_text(encoding="utf-8")
