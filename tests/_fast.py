@@ -11,7 +11,8 @@ tests' modules itself, from their files as they are when it starts (the server n
 imports them: tests edit them between runs), and exits as Python does (threads joined,
 atexit handlers run).
 
-`Popen` and `run` take the arguments of `subprocess.Popen` and `subprocess.run`. A child is
+`Popen` and `run` take the arguments of `subprocess.Popen` and `subprocess.run` (with
+``start_new_session=True`` a forked child calls `os.setsid` first thing). A child is
 forked when the arguments are ``[sys.executable, "-c", source, *argv]``,
 ``[sys.executable, "-m", module, *argv]`` or ``[sys.executable, script, *argv]`` (a ``.py``
 file, or an installed command's script: ``Path(sys.executable).with_name("dg")``) and a
@@ -153,7 +154,6 @@ def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
         "preexec_fn",
         "pass_fds",
         "shell",
-        "start_new_session",
         "process_group",
         "user",
         "group",
@@ -191,6 +191,7 @@ class Popen(subprocess.Popen):
     def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
         self._forked: socket.socket | None = None
         self._fork = not rest and _forkable(args, kwargs)
+        self._new_session = bool(kwargs.get("start_new_session"))
         super().__init__(args, *rest, **kwargs)
 
     def _execute_child(self, args: Any, *rest: Any) -> None:
@@ -206,6 +207,7 @@ class Popen(subprocess.Popen):
                 "argv": list(args[1:]),
                 "cwd": os.fsdecode(cwd) if cwd is not None else os.getcwd(),
                 "env": dict(environment),
+                "new_session": self._new_session,
             }
         ).encode()
         fds = [
@@ -242,7 +244,7 @@ class Popen(subprocess.Popen):
             self._forked.settimeout(timeout)
             try:
                 self._take_status()
-            except TimeoutError:  # only with a timeout
+            except (TimeoutError, BlockingIOError):  # only with a timeout (0: non-blocking)
                 raise subprocess.TimeoutExpired(self.args, timeout or 0.0) from None
         assert self.returncode is not None
         return self.returncode
@@ -381,6 +383,8 @@ def _become(request: dict[str, Any], fds: list[int], filters: tuple[list[Any], l
     import types
     import warnings
 
+    if request["new_session"]:  # start_new_session=True: its own session and process group
+        os.setsid()
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))

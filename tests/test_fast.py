@@ -81,3 +81,26 @@ def test_an_installed_commands_script_is_forked_and_runs_as_the_command(package:
     assert forked.returncode == cold.returncode == 0
     assert forked.stdout == cold.stdout
     assert "Usage: dagster-ds" in forked.stdout
+
+
+def test_a_child_in_a_new_session_is_forked_and_leads_its_own_process_group() -> None:
+    source = "import json, os; print(json.dumps([os.getsid(0), os.getpgid(0), os.getppid()]))"
+    with _fast.Popen(
+        [sys.executable, "-c", source], stdout=subprocess.PIPE, text=True, start_new_session=True
+    ) as child:
+        printed = child.communicate(timeout=120)[0]
+    session, group, parent = json.loads(printed)
+    assert session == group == child.pid  # so os.killpg(child.pid, ...) ends it and its children
+    assert parent != os.getpid()
+
+
+def test_waiting_no_time_for_a_running_forked_child_times_out_as_subprocess_does() -> None:
+    with _fast.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    ) as child:
+        for timeout in (0, 0.0, 0.01):
+            with pytest.raises(subprocess.TimeoutExpired):
+                child.wait(timeout=timeout)
+        assert child.stdin is not None
+        child.stdin.close()
+        assert child.wait(timeout=120) == 0
