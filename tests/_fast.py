@@ -16,12 +16,14 @@ atexit handlers run).
 forked when the arguments are ``[sys.executable, "-c", source, *argv]``,
 ``[sys.executable, "-m", module, *argv]`` or ``[sys.executable, script, *argv]`` (a ``.py``
 file, or an installed command's script: ``Path(sys.executable).with_name("dg")``) and a
-cold start would behave the same: no
-environment variable that the interpreter or a preloaded library reads when it starts
-(`_READ_AT_IMPORT`) differs from the server's. Anything else, notably a child with its own
-PYTHONHASHSEED (a fork keeps the server's string hashes), starts cold, as with
-`subprocess`. Tests about imports or start-up call `subprocess` itself (or
-``run_python(..., cold=True)``).
+cold start would behave the same. Environment variables that the interpreter or a
+preloaded library reads when it starts (`_READ_AT_IMPORT`: PYTHONHASHSEED, whose string
+hashes a fork keeps, OMP_NUM_THREADS...) are the server's: a child whose values of them
+differ is forked from a server started with those values (a few at most: then it starts
+cold). A test that changes one of them for good (Dask's nannies set OMP_NUM_THREADS and
+PYTHONHASHSEED in the process that starts them) thus does not make every later child
+start cold. Anything else starts cold, as with `subprocess`. Tests about imports or
+start-up call `subprocess` itself (or ``run_python(..., cold=True)``).
 
 Run as a script (``python tests/_fast.py SOCKET``), this file is the server.
 """
@@ -92,19 +94,31 @@ def _read_at_import(name: str) -> bool:
     )
 
 
-def _same_at_import(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
-    names = {name for name in (*env, *server_env) if _read_at_import(name)}
-    return all(env.get(name) == server_env.get(name) for name in names)
+_AtImport = tuple[tuple[str, str], ...]
+# Fork servers a test process may start (one per distinct `_AtImport`, ~200 MB each): a
+# handful of environments in the whole suite.
+_MAX_SERVERS = 6
+
+
+def _at_import(env: Mapping[str, str]) -> _AtImport:
+    """The variables of ``env`` read when Python and the preloaded libraries start."""
+    return tuple(sorted((name, value) for name, value in env.items() if _read_at_import(name)))
 
 
 class _Server:
-    """The fork server of this process: started at the first forked child, ended at exit."""
+    """A fork server of this process: started at its first forked child, ended at exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, at_import: _AtImport) -> None:
         self.folder = tempfile.mkdtemp(prefix="dagster-ds-forks-")
         self.address = os.path.join(self.folder, "socket")
-        # The server's environment: this process's, less PYTHONPATH (each child brings its own).
-        self.env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+        # The server's environment: this process's, less PYTHONPATH (each child brings its
+        # own), with its children's values of the variables read at start.
+        self.env = {
+            name: value
+            for name, value in os.environ.items()
+            if name != "PYTHONPATH" and not _read_at_import(name)
+        }
+        self.env.update(at_import)
         self.process = subprocess.Popen(
             [sys.executable, __file__, self.address],
             stdin=subprocess.PIPE,  # its end of file tells the server that this process ended
@@ -125,17 +139,19 @@ class _Server:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_server: _Server | None = None
+_servers: dict[_AtImport, _Server] = {}
 _server_lock = threading.Lock()
 
 
-def _the_server() -> _Server:
-    global _server
+def _the_server(env: Mapping[str, str]) -> _Server | None:
+    """The server for a child of environment ``env``; None: too many servers, start it cold."""
+    at_import = _at_import(env)
     with _server_lock:
-        if _server is None:
-            _server = _Server()
-            atexit.register(_server.close)
-        return _server
+        server = _servers.get(at_import)
+        if server is None and len(_servers) < _MAX_SERVERS:
+            server = _servers[at_import] = _Server(at_import)
+            atexit.register(server.close)
+        return server
 
 
 def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
@@ -197,8 +213,8 @@ class Popen(subprocess.Popen):
     def _execute_child(self, args: Any, *rest: Any) -> None:
         (cwd, env) = rest[4:6]
         environment = os.environ if env is None else env
-        server = _the_server() if self._fork else None
-        if server is None or not _same_at_import(environment, server.env):
+        server = _the_server(environment) if self._fork else None
+        if server is None:
             super()._execute_child(args, *rest)  # pyright: ignore[reportAttributeAccessIssue]
             return
         p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite = rest[9:15]

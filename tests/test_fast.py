@@ -104,3 +104,24 @@ def test_waiting_no_time_for_a_running_forked_child_times_out_as_subprocess_does
         assert child.stdin is not None
         child.stdin.close()
         assert child.wait(timeout=120) == 0
+
+
+def test_a_child_with_its_own_values_of_variables_read_at_start_is_forked_as_they_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As Dask's nannies leave it in the process that started them.
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    source = (
+        "import json, os; "
+        "print(json.dumps([hash('abc'), os.environ['OMP_NUM_THREADS'], os.getppid()]))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "9"}
+    forked, cold = (
+        run([sys.executable, "-c", source], env=env, capture_output=True, text=True, check=True)
+        for run in (_fast.run, subprocess.run)
+    )
+    *seen, parent = json.loads(forked.stdout)
+    *expected, cold_parent = json.loads(cold.stdout)
+    assert seen == expected  # the string hashes of that seed, and the variable
+    assert cold_parent == os.getpid()
+    assert parent != os.getpid()
