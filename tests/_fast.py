@@ -11,14 +11,19 @@ tests' modules itself, from their files as they are when it starts (the server n
 imports them: tests edit them between runs), and exits as Python does (threads joined,
 atexit handlers run).
 
-`Popen` and `run` take the arguments of `subprocess.Popen` and `subprocess.run`. A child is
-forked when the arguments are ``[sys.executable, "-c", source, *argv]`` or
-``[sys.executable, "script.py", *argv]`` and a cold start would behave the same: no
-environment variable that the interpreter or a preloaded library reads when it starts
-(`_READ_AT_IMPORT`) differs from the server's. Anything else, notably a child with its own
-PYTHONHASHSEED (a fork keeps the server's string hashes), starts cold, as with
-`subprocess`. Tests about imports or start-up call `subprocess` itself (or
-``run_python(..., cold=True)``).
+`Popen` and `run` take the arguments of `subprocess.Popen` and `subprocess.run` (with
+``start_new_session=True`` a forked child calls `os.setsid` first thing). A child is
+forked when the arguments are ``[sys.executable, "-c", source, *argv]``,
+``[sys.executable, "-m", module, *argv]`` or ``[sys.executable, script, *argv]`` (a ``.py``
+file, or an installed command's script: ``Path(sys.executable).with_name("dg")``) and a
+cold start would behave the same. Environment variables that the interpreter or a
+preloaded library reads when it starts (`_READ_AT_IMPORT`: PYTHONHASHSEED, whose string
+hashes a fork keeps, OMP_NUM_THREADS...) are the server's: a child whose values of them
+differ is forked from a server started with those values (a few at most: then it starts
+cold). A test that changes one of them for good (Dask's nannies set OMP_NUM_THREADS and
+PYTHONHASHSEED in the process that starts them) thus does not make every later child
+start cold. Anything else starts cold, as with `subprocess`. Tests about imports or
+start-up call `subprocess` itself (or ``run_python(..., cold=True)``).
 
 Run as a script (``python tests/_fast.py SOCKET``), this file is the server.
 """
@@ -124,19 +129,31 @@ def _read_at_import(name: str) -> bool:
     )
 
 
-def _same_at_import(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
-    names = {name for name in (*env, *server_env) if _read_at_import(name)}
-    return all(env.get(name) == server_env.get(name) for name in names)
+_AtImport = tuple[tuple[str, str], ...]
+# Fork servers a test process may start (one per distinct `_AtImport`, ~200 MB each): a
+# handful of environments in the whole suite.
+_MAX_SERVERS = 6
+
+
+def _at_import(env: Mapping[str, str]) -> _AtImport:
+    """The variables of ``env`` read when Python and the preloaded libraries start."""
+    return tuple(sorted((name, value) for name, value in env.items() if _read_at_import(name)))
 
 
 class _Server:
-    """The fork server of this process: started at the first forked child, ended at exit."""
+    """A fork server of this process: started at its first forked child, ended at exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, at_import: _AtImport) -> None:
         self.folder = tempfile.mkdtemp(prefix="dagster-ds-forks-")
         self.address = os.path.join(self.folder, "socket")
-        # The server's environment: this process's, less PYTHONPATH (each child brings its own).
-        self.env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+        # The server's environment: this process's, less PYTHONPATH (each child brings its
+        # own), with its children's values of the variables read at start.
+        self.env = {
+            name: value
+            for name, value in os.environ.items()
+            if name != "PYTHONPATH" and not _read_at_import(name)
+        }
+        self.env.update(at_import)
         self.process = subprocess.Popen(
             [sys.executable, __file__, self.address],
             stdin=subprocess.PIPE,  # its end of file tells the server that this process ended
@@ -157,17 +174,19 @@ class _Server:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_server: _Server | None = None
+_servers: dict[_AtImport, _Server] = {}
 _server_lock = threading.Lock()
 
 
-def _the_server() -> _Server:
-    global _server
+def _the_server(env: Mapping[str, str]) -> _Server | None:
+    """The server for a child of environment ``env``; None: too many servers, start it cold."""
+    at_import = _at_import(env)
     with _server_lock:
-        if _server is None:
-            _server = _Server()
-            atexit.register(_server.close)
-        return _server
+        server = _servers.get(at_import)
+        if server is None and len(_servers) < _MAX_SERVERS:
+            server = _servers[at_import] = _Server(at_import)
+            atexit.register(server.close)
+        return server
 
 
 def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
@@ -176,16 +195,16 @@ def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
         return False
     if not all(isinstance(arg, str) for arg in args):
         return False
-    if args[1] == "-c" and len(args) < 3:
-        return False
-    if args[1] != "-c" and (args[1].startswith("-") or not args[1].endswith(".py")):
+    if args[1] in ("-c", "-m"):
+        if len(args) < 3:
+            return False
+    elif args[1].startswith("-") or not _is_script(args[1]):
         return False
     unsupported = (
         "executable",
         "preexec_fn",
         "pass_fds",
         "shell",
-        "start_new_session",
         "process_group",
         "user",
         "group",
@@ -197,6 +216,18 @@ def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
         return False
     cwd = kwargs.get("cwd")
     return cwd is None or os.path.isdir(cwd)  # else the cold path raises, as subprocess does
+
+
+def _is_script(path: str) -> bool:
+    """Whether ``path`` is Python source: a ``.py`` file, or a script starting ``#!...python``."""
+    if path.endswith(".py"):
+        return True
+    try:
+        with open(path, "rb") as file:
+            first = file.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
 
 
 class Popen(subprocess.Popen):
@@ -211,13 +242,14 @@ class Popen(subprocess.Popen):
     def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
         self._forked: socket.socket | None = None
         self._fork = not rest and _forkable(args, kwargs)
+        self._new_session = bool(kwargs.get("start_new_session"))
         super().__init__(args, *rest, **kwargs)
 
     def _execute_child(self, args: Any, *rest: Any) -> None:
         (cwd, env) = rest[4:6]
         environment = os.environ if env is None else env
-        server = _the_server() if self._fork else None
-        if server is None or not _same_at_import(environment, server.env):
+        server = _the_server(environment) if self._fork else None
+        if server is None:
             super()._execute_child(args, *rest)  # pyright: ignore[reportAttributeAccessIssue]
             return
         p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite = rest[9:15]
@@ -226,6 +258,7 @@ class Popen(subprocess.Popen):
                 "argv": list(args[1:]),
                 "cwd": os.fsdecode(cwd) if cwd is not None else os.getcwd(),
                 "env": dict(environment),
+                "new_session": self._new_session,
             }
         ).encode()
         fds = [
@@ -262,7 +295,7 @@ class Popen(subprocess.Popen):
             self._forked.settimeout(timeout)
             try:
                 self._take_status()
-            except TimeoutError:  # only with a timeout
+            except (TimeoutError, BlockingIOError):  # only with a timeout (0: non-blocking)
                 raise subprocess.TimeoutExpired(self.args, timeout or 0.0) from None
         assert self.returncode is not None
         return self.returncode
@@ -403,6 +436,8 @@ def _become(request: dict[str, Any], fds: list[int], filters: tuple[list[Any], l
     import types
     import warnings
 
+    if request["new_session"]:  # start_new_session=True: its own session and process group
+        os.setsid()
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
@@ -432,6 +467,10 @@ def _become(request: dict[str, Any], fds: list[int], filters: tuple[list[Any], l
     if command == "-c":
         source, *argv = argv
         sys.argv, filename, first = ["-c", *argv], "<string>", ""
+    elif command == "-m":  # as Python runs it: runpy finds the module, sets sys.argv[0]
+        module, *argv = argv
+        source = f"import runpy\nrunpy._run_module_as_main({module!r})"
+        sys.argv, filename, first = ["-m", *argv], "<string>", os.getcwd()
     else:  # a script
         filename = os.path.abspath(command)
         source = Path(filename).read_text(encoding="utf-8")

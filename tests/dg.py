@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import _fast
+
 # The example's settings of the environment: unset, so `dg` sees the defaults.
 EXAMPLE_SETTINGS = ("HF_TOKEN", "HF_ENDPOINT", "DAGSTER_DS_EXAMPLE_REPO", "DAGSTER_DS_STORAGE")
 
@@ -15,7 +17,8 @@ def run_dg(project: Path, home: Path, *args: str, path: Path) -> subprocess.Comp
     """``dg ARGS`` in ``project``, importing the project's code from ``path`` first.
 
     dagster_ds comes from wherever this process imports it (``PYTHONPATH`` after
-    ``path``); the instance is ``home`` (made if missing).
+    ``path``); the instance is ``home`` (made if missing). The installed ``dg`` script
+    runs in a child forked from `tests._fast`'s server (Dagster already imported).
     """
     home.mkdir(parents=True, exist_ok=True)
     env = {key: value for key, value in os.environ.items() if key not in EXAMPLE_SETTINGS}
@@ -28,8 +31,8 @@ def run_dg(project: Path, home: Path, *args: str, path: Path) -> subprocess.Comp
         HF_HUB_DISABLE_XET="1",
         HF_HUB_DISABLE_TELEMETRY="1",
     )
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("dg")), *args],
+    return _fast.run(
+        [sys.executable, str(Path(sys.executable).with_name("dg")), *args],
         cwd=project,
         env=env,
         capture_output=True,

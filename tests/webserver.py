@@ -16,6 +16,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from tests import _fast
+
 LOADED = """
 query {
   workspaceOrError {
@@ -50,8 +52,17 @@ class Webserver:
         executable = Path(sys.executable).with_name("dagster-webserver")
         env = {**os.environ, **self.env, "DAGSTER_HOME": str(self.dagster_home)}
         with self._log.open("wb") as log:
-            self._process = subprocess.Popen(
-                [str(executable), "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(self.port)],
+            self._process = _fast.Popen(  # the installed script, forked from the warm server
+                [
+                    sys.executable,
+                    str(executable),
+                    "-w",
+                    "workspace.yaml",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                ],
                 cwd=self.project,
                 env=env,
                 stdout=log,

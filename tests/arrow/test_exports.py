@@ -7,7 +7,6 @@ import json
 import os
 import pty
 import struct
-import subprocess
 import sys
 import termios
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from dagster_ds import Dataset
 from dagster_ds.cache import CacheStore
 from dagster_ds.features import ClassLabel, Features, Value
+from tests import _fast
 from tests.conftest import REPO_ROOT
 
 
@@ -73,7 +73,7 @@ def _stderr_on_a_terminal(source: str, **env: str) -> str:
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     inherited = {k: v for k, v in os.environ.items() if k != "DAGSTER_DS_DISABLE_PROGRESS_BARS"}
     environment = {**inherited, "PYTHONPATH": str(REPO_ROOT), **env}
-    process = subprocess.Popen([sys.executable, "-c", source], stderr=terminal, env=environment)
+    process = _fast.Popen([sys.executable, "-c", source], stderr=terminal, env=environment)
     os.close(terminal)
     chunks = []
     while True:
@@ -98,7 +98,7 @@ PROGRESS = (
 def test_progress_bars_show_on_a_terminal_only_and_can_be_disabled() -> None:
     assert "Squaring" in _stderr_on_a_terminal(PROGRESS)
     assert "Squaring" not in _stderr_on_a_terminal(PROGRESS, DAGSTER_DS_DISABLE_PROGRESS_BARS="1")
-    piped = subprocess.run(
+    piped = _fast.run(
         [sys.executable, "-c", PROGRESS],
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         capture_output=True,

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from dagster_ds.arrow._entries import read_table
 from dagster_ds.cache import CacheStore
 from dagster_ds.errors import CacheCorruptionWarning, CacheEntryDamagedError
+from tests import _fast
 from tests.conftest import REPO_ROOT
 
 ROWS = 30
@@ -97,7 +97,8 @@ class Project:
         }
         trace = self.root / "trace"
         prefix = ["strace", "-f", "-qq", "-o", str(trace)] if traced else []
-        completed = subprocess.run(
+        # Forked from the warm server, or started cold under strace (to see every syscall).
+        completed = _fast.run(
             [*prefix, sys.executable, "-c", textwrap.dedent(RUN.format(folder=str(self.data)))],
             env=env,
             capture_output=True,

@@ -28,6 +28,7 @@ import dagster as dg
 import pytest
 
 from dagster_ds.orchestration import DatasetStore
+from tests import _fast
 from tests.conftest import AWS_TEST_ENV, REPO_ROOT, moto_s3, new_dagster_home, s3_requests
 from tests.definitions.conftest import Example
 from tests.webserver import free_port
@@ -75,8 +76,9 @@ def _redis_server() -> str:
 
 
 def _start(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``command`` in a process group of its own; a Python script's forked from the warm server."""
     with log.open("wb") as out:
-        return subprocess.Popen(
+        return _fast.Popen(
             command,
             cwd=REPO_ROOT,
             env=env,
@@ -178,6 +180,7 @@ def celery_runs(dagster_homes: Path) -> Iterator[CeleryRuns]:
         for name in WORKERS:
             worker = _start(
                 [
+                    sys.executable,
                     str(celery),
                     "-A",
                     "dagster_celery.app",

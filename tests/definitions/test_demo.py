@@ -1,6 +1,7 @@
 """`make demo` (definitions/demo.py) on a temporary folder: it keeps its instance, and refreshes.
 
-The demo runs as `make demo` runs it, in subprocesses, with ``DAGSTER_DS_DEMO_DIR``
+The demo runs as `make demo` runs it, in subprocesses (``python -m``, forked from
+`tests._fast`'s server: Dagster is imported once), with ``DAGSTER_DS_DEMO_DIR``
 pointing it at ``tmp_path`` (never at the repository's ``.demo/``). Its folder
 starts as a copy of the materialized example (the session's `example`: the demo's
 first run, from nothing; test_example.py checks the demo's report of it), so the
@@ -18,6 +19,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from tests import _fast
 from tests.conftest import REPO_ROOT
 from tests.definitions.conftest import Example
 from tests.dg import EXAMPLE_SETTINGS
@@ -32,7 +34,8 @@ def _env(folder: Path) -> dict[str, str]:
 
 
 def _demo(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """``python -m definitions.demo ARGS``, forked from `tests._fast`'s warm server."""
+    return _fast.run(
         [sys.executable, "-m", "definitions.demo", *args],
         cwd=REPO_ROOT,
         env=_env(folder),
@@ -99,7 +102,7 @@ def test_a_second_demo_keeps_the_instance_in_use_and_skips_everything(
     port = (folder / "dagster_home" / "storage" / "dagster_ds_hub" / "port.json").read_text()
 
     # Held as `make ui` holds it (its `dagster dev` becomes the holding process).
-    with subprocess.Popen(
+    with _fast.Popen(
         [sys.executable, "-m", "definitions.demo", "--hold", sys.executable, "-c", _HELD],
         cwd=REPO_ROOT,
         env=_env(folder),
