@@ -99,6 +99,7 @@ __internal__ = [
     "DEFAULT_MAX_DEPTH",
     "fingerprint_each_file",
     "is_file_object",
+    "nesting_depth",
 ]
 
 #: Names imported at their first use, each from its module.
