@@ -19,11 +19,13 @@ file, or an installed command's script: ``Path(sys.executable).with_name("dg")``
 cold start would behave the same. Environment variables that the interpreter or a
 preloaded library reads when it starts (`_READ_AT_IMPORT`: PYTHONHASHSEED, whose string
 hashes a fork keeps, OMP_NUM_THREADS...) are the server's: a child whose values of them
-differ is forked from a server started with those values (a few at most: then it starts
-cold). A test that changes one of them for good (Dask's nannies set OMP_NUM_THREADS and
-PYTHONHASHSEED in the process that starts them) thus does not make every later child
-start cold. Anything else starts cold, as with `subprocess`. Tests about imports or
-start-up call `subprocess` itself (or ``run_python(..., cold=True)``).
+differ is forked from a server started with those values (at most `_MAX_SERVERS`: the
+least recently used idle one is closed to make room; a child starts cold only when every
+server has a child running). A test that changes one of them for good (Dask's
+nannies set OMP_NUM_THREADS and PYTHONHASHSEED in the process that starts them) thus
+does not make every later child start cold. Anything else starts cold, as with
+`subprocess`. Tests about imports or start-up call `subprocess` itself (or
+``run_python(..., cold=True)``).
 
 Run as a script (``python tests/_fast.py SOCKET``), this file is the server.
 """
@@ -41,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -166,6 +169,8 @@ class _Server:
         self.process.stdout.close()
         if ready != b"ready\n":
             raise RuntimeError(f"the fork server did not start (it said {ready!r})")
+        self.running = 0  # children forked whose exit status is not taken yet
+        self.last_used = time.monotonic()
 
     def close(self) -> None:
         assert self.process.stdin is not None
@@ -179,14 +184,31 @@ _server_lock = threading.Lock()
 
 
 def _the_server(env: Mapping[str, str]) -> _Server | None:
-    """The server for a child of environment ``env``; None: too many servers, start it cold."""
+    """The server for a child of environment ``env``, counted as running one more child.
+
+    At `_MAX_SERVERS`, the least recently used server with no running child is closed to
+    make room; None (start the child cold) when every server has one running.
+    """
     at_import = _at_import(env)
     with _server_lock:
         server = _servers.get(at_import)
-        if server is None and len(_servers) < _MAX_SERVERS:
-            server = _servers[at_import] = _Server(at_import)
-            atexit.register(server.close)
+        if server is None:
+            idle = [known for known, old in _servers.items() if old.running == 0]
+            if len(_servers) >= _MAX_SERVERS and idle:
+                _servers.pop(min(idle, key=lambda known: _servers[known].last_used)).close()
+            if len(_servers) < _MAX_SERVERS:
+                server = _servers[at_import] = _Server(at_import)
+                atexit.register(server.close)
+        if server is not None:
+            server.running += 1
+            server.last_used = time.monotonic()
         return server
+
+
+def _release(server: _Server) -> None:
+    """One child of ``server`` ended (its status is taken), or was never forked."""
+    with _server_lock:
+        server.running -= 1
 
 
 def _forkable(args: Any, kwargs: Mapping[str, Any]) -> bool:
@@ -241,6 +263,7 @@ class Popen(subprocess.Popen):
 
     def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
         self._forked: socket.socket | None = None
+        self._server: _Server | None = None
         self._fork = not rest and _forkable(args, kwargs)
         self._new_session = bool(kwargs.get("start_new_session"))
         super().__init__(args, *rest, **kwargs)
@@ -274,8 +297,9 @@ class Popen(subprocess.Popen):
             self.pid = int(_read_line(connection))
         except BaseException:
             connection.close()
+            _release(server)
             raise
-        self._forked = connection
+        self._forked, self._server = connection, server
         self._child_created = True
         self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)  # pyright: ignore[reportAttributeAccessIssue]
 
@@ -304,6 +328,9 @@ class Popen(subprocess.Popen):
         assert self._forked is not None
         self.returncode = int(_read_line(self._forked))
         self._forked.close()
+        if self._server is not None:
+            _release(self._server)
+            self._server = None
 
 
 def _read_line(connection: socket.socket) -> bytes:

@@ -125,3 +125,11 @@ def test_a_child_with_its_own_values_of_variables_read_at_start_is_forked_as_the
     assert seen == expected  # the string hashes of that seed, and the variable
     assert cold_parent == os.getpid()
     assert parent != os.getpid()
+
+
+def test_past_the_most_servers_an_idle_one_makes_room_and_children_still_fork() -> None:
+    source = "import os; print(os.getppid())"
+    for seed in range(_fast._MAX_SERVERS + 2):  # pyright: ignore[reportPrivateUsage]
+        env = {**os.environ, "PYTHONHASHSEED": str(100 + seed)}
+        child = _fast.run([sys.executable, "-c", source], env=env, capture_output=True, text=True)
+        assert int(child.stdout) != os.getpid()  # forked from a server, not started cold
