@@ -83,5 +83,6 @@ def test_an_entry_on_s3_is_read_into_memory_once(s3_endpoint: str, run_python: R
     ).split()
     assert printed[:2] == ["64000", "True"]
     held, size = int(printed[2]), 64 * rows.nbytes
-    # The rows, and a batch and the read-ahead (8 MiB each) on their way.
-    assert held < 1.75 * size, f"{held / 2**20:.0f} MB at once to read {size / 2**20:.0f} MB"
+    # The rows, a batch and the read-ahead (8 MiB each) on their way, and the allocator's
+    # slack (CPython 3.13 measured up to 1.78x); held twice over it was above 2.8x.
+    assert held < 2 * size, f"{held / 2**20:.0f} MB at once to read {size / 2**20:.0f} MB"
