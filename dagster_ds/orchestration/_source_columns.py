@@ -78,11 +78,15 @@ def source_columns(store: CacheStore, spec: _SourceSpec) -> SourceColumns | None
     shards: list[dict[str, Any]] = []
     entries: dict[str, Any] = {}
     features: list[Any] | None = None
-    read = [0, 0]
+    files_read = bytes_read = 0
     for group in groups:
         members = files[group.start : group.stop]
         load = group_transform(transforms[group.start : group.stop], [f.url for f in members])
-        recorded = _recorded(store, load) or _hashed(spec, members, read)
+        recorded = _recorded(store, load)
+        if recorded is None:
+            recorded = _hashed(spec, members)
+            files_read += len(members)
+            bytes_read += sum(file.size for file in members)
         if recorded is None:
             return None
         columns, shard_features = recorded
@@ -90,7 +94,7 @@ def source_columns(store: CacheStore, spec: _SourceSpec) -> SourceColumns | None
         shards.append({"table": load.fingerprint, "rows": None, "bases": [], "content": None})
         entries[load.fingerprint] = {"metadata": {"column_fingerprints": columns}}
     metadata = {"features": features or [], "shards": shards, "mapping": None, "entries": entries}
-    return SourceColumns(source_version_key(spec, fingerprint), metadata, read[0], read[1])
+    return SourceColumns(source_version_key(spec, fingerprint), metadata, files_read, bytes_read)
 
 
 def _recorded(store: CacheStore, load: Transform) -> tuple[dict[str, str], list[Any]] | None:
@@ -104,9 +108,9 @@ def _recorded(store: CacheStore, load: Transform) -> tuple[dict[str, str], list[
 
 
 def _hashed(
-    spec: _SourceSpec, files: Sequence[ResolvedFile], read: list[int]
+    spec: _SourceSpec, files: Sequence[ResolvedFile]
 ) -> tuple[dict[str, str], list[Any]] | None:
-    """Read ``files`` and hash their columns as loading would (``read``: files, bytes)."""
+    """Read ``files`` and hash their columns as loading would."""
     digests = ColumnDigests()
     schema = None
     for file in files:
@@ -115,8 +119,6 @@ def _hashed(
         ):
             schema = schema or batch.schema
             digests.feed(batch)
-        read[0] += 1
-        read[1] += file.size
     if schema is None:
         return None
     return digests.hexdigests(), Features.from_arrow_schema(schema).to_yaml_list()
