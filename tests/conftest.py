@@ -24,6 +24,22 @@ import yaml
 from tests import _fast
 from tests.webserver import free_port
 
+# Every temporary file of a test process goes under one folder, removed when the process
+# that made it exits: doctests' `tempfile.mkdtemp()`, children's files, pytest's own
+# `tmp_path`s (test workers inherit TMPDIR, so theirs nest in the controller's). Before,
+# each run of the suite left hundreds of folders in /tmp.
+_SESSION_TMP = tempfile.mkdtemp(prefix="dagster-ds-session-")
+_SESSION_PID = os.getpid()
+tempfile.tempdir = _SESSION_TMP
+os.environ["TMPDIR"] = _SESSION_TMP
+
+
+@atexit.register
+def _remove_session_tmp() -> None:
+    if os.getpid() == _SESSION_PID:  # not in a forked child, which runs the same handlers
+        shutil.rmtree(_SESSION_TMP, ignore_errors=True)
+
+
 # huggingface_hub reads these at import time. Telemetry off: its user-agent code
 # otherwise fetches a registry from its default endpoint (huggingface.co). Xet off:
 # the local Hub speaks LFS only.
@@ -33,7 +49,6 @@ os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 # The anchor (datasets, a test-only oracle) reads its cache folder at import time:
 # keep it in a temporary folder for the session, never the user's.
 _ANCHOR_CACHE = tempfile.mkdtemp(prefix="dagster-ds-anchor-")
-atexit.register(shutil.rmtree, _ANCHOR_CACHE, ignore_errors=True)
 os.environ.setdefault("HF_DATASETS_CACHE", _ANCHOR_CACHE)
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
