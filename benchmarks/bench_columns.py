@@ -24,6 +24,8 @@ of its arrays; no public pyarrow conversion skips that probe). So each pair runs
 twice: as a user pays it (pandas imported inside the work), and with pandas
 imported before the clock starts (its import's CPU measured in that process and
 taken out of the whole process's too); the ratios of both are printed, labelled.
+With valgrind installed, one refresh and one full recompute also run under it: their
+whole processes' instructions, a ratio the machine's load does not move.
 Targets (issue 26): the refresh recomputes at most 5% of the rows and takes at
 most 10% of the full recompute's time.
 Run: ``.venv/bin/python benchmarks/bench_columns.py``.
@@ -52,8 +54,7 @@ os.environ["DAGSTER_DS_DISABLE_PROGRESS_BARS"] = "1"
 sys.path.insert(0, str(HERE))
 
 import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+from _timing import counts_instructions, instructions  # noqa: E402
 
 FILES = 20
 MEGABYTES = int(os.environ.get("BENCH_COLUMNS_MB", "1000"))
@@ -90,6 +91,8 @@ def tagged(batch: dict[str, list]) -> dict[str, list]:
 
 
 def _write_files() -> int:
+    import pyarrow.parquet as pq  # here, not at the top: the children import this module
+
     rows = MEGABYTES * 1_000_000 // TEXT_BYTES // FILES
     word = "lorem ipsum dolor sit amet "
     text = (word * (TEXT_BYTES // len(word) + 1))[:TEXT_BYTES]
@@ -105,6 +108,9 @@ def _write_files() -> int:
 
 def _correct_labels(rows: int) -> None:
     """Flip the label of 1% of the rows of file 7."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     path = DATA / "part-07.parquet"
     table = pq.read_table(path)
     flip = pa.array([row % 100 == 0 for row in range(rows)])
@@ -131,13 +137,12 @@ class Run:
     pandas_cpu: float = 0.0
 
 
-def _run(library: str, cache: Path, pandas_first: bool = False) -> Run:
-    """Load + three maps in a new process: its seconds (work: imports excluded; process:
-    all of it, wall-clock and CPU), and the rows each function got.
+def _command(library: str, pandas_first: bool = False) -> list[str]:
+    """A new process: load + three maps; it prints its work's seconds (wall-clock, CPU)
+    and pandas' import's CPU seconds.
 
     ``pandas_first``: import pandas (and pyarrow's use of it) before the work starts.
     """
-    COUNTER.unlink(missing_ok=True)
     code = f"""
 import json, resource, sys, time
 sys.path.insert(0, {str(HERE)!r})
@@ -163,22 +168,57 @@ for function in (b.n_chars, b.label_name, b.tagged):
     ds = ds.map(function, batched=True)
 print(json.dumps([time.perf_counter() - start, cpu() - start_cpu, pandas_cpu]))
 """
-    env = {**os.environ, "DAGSTER_DS_CACHE": str(cache / "ours"), "HF_DATASETS_CACHE": str(cache)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    completed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    process = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    work, work_cpu, pandas_cpu = json.loads(completed.stdout.strip().splitlines()[-1])
+    return [sys.executable, "-c", code]
+
+
+def _env(cache: Path) -> dict[str, str]:
+    return {**os.environ, "DAGSTER_DS_CACHE": str(cache / "ours"), "HF_DATASETS_CACHE": str(cache)}
+
+
+def _calls() -> dict[str, int]:
+    """The rows each function got in the last run (its side-effect counter)."""
     calls: dict[str, int] = {}
     if COUNTER.exists():
         for line in COUNTER.read_text().splitlines():
             name, rows = line.split()
             calls[name] = calls.get(name, 0) + int(rows)
+    return calls
+
+
+def _run(library: str, cache: Path, pandas_first: bool = False) -> Run:
+    """Load + three maps in a new process: its seconds (work: imports excluded; process:
+    all of it, wall-clock and CPU), and the rows each function got."""
+    COUNTER.unlink(missing_ok=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    completed = subprocess.run(
+        _command(library, pandas_first),
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_env(cache),
+    )
+    process = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    work, work_cpu, pandas_cpu = json.loads(completed.stdout.strip().splitlines()[-1])
     process_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return Run(work, work_cpu, process, process_cpu, calls, pandas_cpu)
+    return Run(work, work_cpu, process, process_cpu, _calls(), pandas_cpu)
+
+
+def _instructions() -> None:
+    """Print the whole processes' instructions, refresh against full recompute (with
+    pandas' import, as a user pays it): the ratio a shared machine's load cannot move."""
+    if not counts_instructions():
+        print("(valgrind is not installed: no instruction counts)")
+        return
+    _copy_cache(WORK / "first", WORK / "refresh" / "ours")
+    refresh, _ = instructions(_command("ours"), _env(WORK / "refresh"))
+    shutil.rmtree(WORK / "cold-cache", ignore_errors=True)
+    full, _ = instructions(_command("ours"), _env(WORK / "cold-cache"))
+    print(
+        f"whole process, instructions (valgrind): refresh {refresh / 1e9:.2f} G,"
+        f" full recompute {full / 1e9:.2f} G: {refresh / full:.1%} (target <= 10%)"
+    )
 
 
 def _copy_cache(source: Path, target: Path) -> None:
@@ -246,6 +286,7 @@ def main() -> None:
     print(f" pandas' import: {pandas:.2f} CPU s (median of the runs that imported it first)")
     median_refresh = statistics.median(r.work for r in refreshes)
     print(f"datasets after the fix: {anchor.work / median_refresh:.1f}x the refresh's work")
+    _instructions()
 
 
 def _ratios(refreshes: list[Run], fulls: list[Run], without_pandas: bool) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -34,12 +33,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _timing import counts_instructions, instructions
+
 HERE = Path(__file__).resolve().parent
 TREES = {"against": os.environ.get("BENCH_MAP_COST_AGAINST", ""), "this": str(HERE.parent)}
 ROUNDS = int(os.environ.get("BENCH_MAP_COST_ROUNDS", "16"))
 WORK = Path(tempfile.mkdtemp(prefix="bench-map-cost-"))
 PARQUET = WORK / "rows.parquet"
-_VALGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no")
 os.environ["BENCH_MAP_WORK"] = str(WORK)  # bench_map, imported by every child, makes none
 
 
@@ -90,17 +90,7 @@ def _instructions(job: tuple[str, int]) -> tuple[tuple[str, int], int]:
     cache = WORK / f"cache-{name}-{maps}"
     env = _env(TREES[name], cache)  # the file converted into it first: loads are hits
     subprocess.run([sys.executable, "-c", _code(0)], capture_output=True, check=True, env=env)
-    out = f"--cachegrind-out-file={WORK}/cachegrind-{name}-{maps}.out"
-    done = subprocess.run(
-        [*_VALGRIND, out, sys.executable, "-c", _code(maps)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-    )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    assert found is not None, done.stderr[-2000:]
-    return job, int(found.group(1).replace(",", ""))
+    return job, instructions([sys.executable, "-c", _code(maps)], env)[0]
 
 
 def _summary(values: list[float]) -> str:
@@ -137,7 +127,7 @@ def main() -> None:
             f"    this/against: mean {statistics.mean(this) / statistics.mean(against) - 1:+.1%},"
             f" median {statistics.median(this) / statistics.median(against) - 1:+.1%}"
         )
-    if shutil.which("valgrind") is None:
+    if not counts_instructions():
         print("(valgrind is not installed: no instruction counts)")
     else:
         jobs = [(name, maps) for maps in (0, 1, 3) for name in TREES]

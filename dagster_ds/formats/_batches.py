@@ -56,10 +56,12 @@ class ReadStats:
 
 def to_expression(filters: Filters | None) -> pc.Expression | None:
     """A filter as an Arrow expression, from DNF tuples or an Expression."""
+    if filters is None:
+        return None
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    if filters is None or isinstance(filters, pc.Expression):
+    if isinstance(filters, pc.Expression):
         return filters
     try:
         if not filters:

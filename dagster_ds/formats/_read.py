@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import lzma
 import os
@@ -12,21 +13,18 @@ import pyarrow as pa
 
 from dagster_ds.errors import FormatOptionError, MalformedFileError, UnknownFormatError
 from dagster_ds.formats._batches import DEFAULT_BATCH_SIZE, Filters, ReadStats
-from dagster_ds.formats._csv import iter_csv_batches
 from dagster_ds.formats._file import ResolvedFile, file_url
 from dagster_ds.formats._infer import FORMATS, infer_compression, infer_format
-from dagster_ds.formats._ipc import iter_arrow_batches
-from dagster_ds.formats._json import iter_json_batches
-from dagster_ds.formats._parquet import iter_parquet_batches
-from dagster_ds.formats._text import iter_text_batches
 
-_READERS: dict[str, Callable[..., Iterator[pa.RecordBatch]]] = {
-    "arrow": iter_arrow_batches,
-    "csv": iter_csv_batches,
-    "json": iter_json_batches,
-    "parquet": iter_parquet_batches,
-    "text": iter_text_batches,
-    "tsv": iter_csv_batches,
+# Each format's reader, as (module, function): a module is imported when its format is
+# first read, so reading Parquet does not import the JSON reader and pyarrow.compute.
+_READERS: dict[str, tuple[str, str]] = {
+    "arrow": ("dagster_ds.formats._ipc", "iter_arrow_batches"),
+    "csv": ("dagster_ds.formats._csv", "iter_csv_batches"),
+    "json": ("dagster_ds.formats._json", "iter_json_batches"),
+    "parquet": ("dagster_ds.formats._parquet", "iter_parquet_batches"),
+    "text": ("dagster_ds.formats._text", "iter_text_batches"),
+    "tsv": ("dagster_ds.formats._csv", "iter_csv_batches"),
 }
 _COMMON = frozenset({"batch_size", "start_row", "columns", "filters", "stats", "storage_options"})
 
@@ -86,11 +84,12 @@ def iter_batches(
     """
     url = file_url(file)
     fmt = format if format is not None else infer_format(url)
-    reader = _READERS.get(fmt)
-    if reader is None:
+    if fmt not in _READERS:
         raise UnknownFormatError(
             f"Unknown format {fmt!r} for {url!r}; use one of {', '.join(FORMATS)}."
         )
+    module, name = _READERS[fmt]
+    reader: Callable[..., Iterator[pa.RecordBatch]] = getattr(importlib.import_module(module), name)
     if fmt == "tsv":
         options.setdefault("delimiter", "\t")
     if options:
