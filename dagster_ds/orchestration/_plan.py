@@ -53,6 +53,7 @@ from dagster_ds.orchestration._hidden import affects_output, hidden_inputs
 from dagster_ds.orchestration._partitions import latest_materialization, latest_materializations
 from dagster_ds.orchestration._refresh import AssetRefresh, Observe, RefreshPlan, refresh_plan
 from dagster_ds.orchestration._source_columns import SourceColumns, source_columns
+from dagster_ds.orchestration._source_partitions import for_partition
 from dagster_ds.orchestration._source_versions import source_fingerprint, source_version_key
 from dagster_ds.orchestration.io_manager import DatasetStore
 from dagster_ds.orchestration.metadata import DatasetMetadataKey, recorded_value
@@ -287,7 +288,7 @@ class _StepPlanner:
         self.instance = instance
         self.store = store
         self.scratch = scratch  # the default store while sources' files are hashed (None: not)
-        self._sources: dict[tuple[dg.AssetKey, str], SourceColumns | None] = {}
+        self._sources: dict[tuple[dg.AssetKey, str | None, str], SourceColumns | None] = {}
         self.units = {(unit.key, unit.partition): unit for unit in refresh.assets}
         self._history: dict[dg.AssetKey, list[dg.AssetMaterialization]] = {}
         self._stores: dict[str, DatasetStore | None] = {}
@@ -342,13 +343,13 @@ class _StepPlanner:
             parent = definition.keys_by_input_name.get(parameter)
             if parent is None or parameter in pending or parameter in spec.ignore_args:
                 continue
+            parent_partition = partition if self._partitions_def(parent) is not None else None
             if parent not in self.repository.assets_defs_by_key:
-                source = self._source_version(parent, store)
+                source = self._source_version(parent, parent_partition, store)
                 if source is not None:
                     found[parameter] = source
                 continue
-            parent_def = self._partitions_def(parent)
-            materialization = self._latest(parent, partition if parent_def is not None else None)
+            materialization = self._latest(parent, parent_partition)
             recipe = (
                 recorded_value(materialization.metadata, DatasetMetadataKey.RECIPE)
                 if materialization is not None
@@ -363,22 +364,27 @@ class _StepPlanner:
                 found[parameter] = entry
         return found
 
-    def _source_version(self, key: dg.AssetKey, store: DatasetStore) -> ParentVersion | None:
-        """The version of the source ``key`` the run will load: stored, or forecast from its files.
+    def _source_version(
+        self, key: dg.AssetKey, partition: str | None, store: DatasetStore
+    ) -> ParentVersion | None:
+        """The source version (of ``partition``) the run will load: stored, or forecast.
 
-        Only an unpartitioned `dataset_source` of plain data files; a forecast reads
-        the files whose loads ``store`` does not hold, once per source and store.
+        Only a `dataset_source` of plain data files; a forecast reads the files
+        whose loads ``store`` does not hold, once per source, partition and store.
         """
-        unit = self.units.get((key, None))
+        unit = self.units.get((key, partition))
         source = self.repository.source_assets_by_key.get(key)
         spec = getattr(getattr(source, "observe_fn", None), "dagster_ds_spec", None)
         if unit is None or spec is None or unit.observed is None:
             return None
+        partitions_def = self._partitions_def(key)
+        if partitions_def is not None and partition is not None:
+            spec = for_partition(spec, partitions_def, partition)
         version = source_version_key(spec, unit.observed)
         manifest = store.cache.manifest(version)
         if manifest is not None:
             return store.cache.known_entry(version, manifest.to_json())
-        memo = (key, store.root)
+        memo = (key, partition, store.root)
         if self.scratch is None:
             return None
         if memo not in self._sources:
@@ -392,7 +398,7 @@ class _StepPlanner:
     def read_sources(self, steps: tuple[AssetStep, ...]) -> tuple[AssetStep, ...]:
         """``steps``, each source's saying what the plan read of its changed files."""
         read: dict[str, tuple[int, int]] = {}
-        for (key, _), found in self._sources.items():
+        for (key, _, _), found in self._sources.items():
             if found is not None and found.files_read:
                 name = key.to_user_string()
                 before = read.get(name, (0, 0))

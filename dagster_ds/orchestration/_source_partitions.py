@@ -21,6 +21,7 @@ from dagster_ds.arrow import Dataset, dataset_of_parts
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetSourceNotFoundError
 from dagster_ds.orchestration._partitions import newest_record_id
 from dagster_ds.orchestration._provenance import remember
+from dagster_ds.orchestration._source_versions import load_source
 from dagster_ds.streaming import IterableDataset
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def for_partition(
         spec,
         data_files=_fill(spec.data_files, values),
         data_dir=spec.data_dir.format(**values) if spec.data_dir is not None else None,
+        partition=key,
     )
 
 
@@ -99,10 +101,17 @@ def observer(
 
 
 def load_partitions(
-    spec: _SourceSpec, partitions_def: dg.PartitionsDefinition, keys: Sequence[str]
+    spec: _SourceSpec,
+    partitions_def: dg.PartitionsDefinition,
+    keys: Sequence[str],
+    keep_versions: int | None = None,
 ) -> Dataset | IterableDataset:
-    """The partitions ``keys``: one as loaded, several as one dataset (a shard per partition)."""
-    loaded = [for_partition(spec, partitions_def, key).load() for key in keys]
+    """The partitions ``keys``: one as loaded, several as one dataset (a shard per partition).
+
+    Each partition loads as a stored version of its own (`load_source`): an asset
+    reading one partition records that version, and names its changed columns.
+    """
+    loaded = [load_source(for_partition(spec, partitions_def, key), keep_versions) for key in keys]
     if len(loaded) == 1:
         return loaded[0]
     if all(isinstance(part, Dataset) for part in loaded):

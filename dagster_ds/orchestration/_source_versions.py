@@ -86,7 +86,9 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
     is stored only when the fingerprint computed from the listing is the one
     loading gave, so a stored one is exactly what loading would return.
     ``keep_versions``: after storing one, keep this many of the source's versions
-    (the newest), as `DatasetIOManager` does for assets.
+    (the newest), as `DatasetIOManager` does for assets. A partition of a
+    partitioned source (`for_partition`) has versions of its own, kept and counted
+    by ``keep_versions`` apart from the other partitions'.
     """
     with spec.naming_missing_files():
         fingerprint = source_fingerprint(spec)
@@ -98,19 +100,27 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
     if stored is not None:
         return stored
     # The version stored last names the entries of the groups of files that did not change.
-    latest = derived_key("source-latest", spec.asset)
+    latest = derived_key("source-latest", _of_partition(spec))
     with store.recorded(recorded_entries(store, store.ref(latest))):
         dataset = spec.load()
     if isinstance(dataset, Dataset) and dataset.fingerprint == fingerprint:
-        store_version(store, key, dataset, metadata={"asset": spec.asset}, hash_content=False)
+        partition = {} if spec.partition is None else {"partition": spec.partition}
+        metadata = {"asset": spec.asset, **partition}
+        store_version(store, key, dataset, metadata=metadata, hash_content=False)
         store.set_ref(latest, key)
         if keep_versions is not None:
-            retain(store, keep_versions, pinned={key}, assets={spec.asset})
+            partitions = None if spec.partition is None else {spec.partition}
+            retain(store, keep_versions, pinned={key}, assets={spec.asset}, partitions=partitions)
         # As stored: the assets reading it record this version, to name its changed columns.
         return open_version(store, key, cls=Dataset) or dataset
     return dataset
 
 
 def source_version_key(spec: _SourceSpec, fingerprint: str) -> str:
-    """The store key of the source's version loaded with ``fingerprint``."""
-    return derived_key(f"source-version\0{spec.asset}", fingerprint)
+    """The store key of the source's (partition's) version loaded with ``fingerprint``."""
+    return derived_key(f"source-version\0{_of_partition(spec)}", fingerprint)
+
+
+def _of_partition(spec: _SourceSpec) -> str:
+    """The source's name, and its partition's: what its versions are kept by."""
+    return spec.asset if spec.partition is None else f"{spec.asset}\0{spec.partition}"

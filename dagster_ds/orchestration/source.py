@@ -57,6 +57,7 @@ class _SourceSpec:
     revision: str | None = None
     token: str | None = field(default=None, repr=False)
     endpoint: str | None = None
+    partition: str | None = None  # of a partitioned source, its templates filled in
 
     def load(self) -> Dataset | IterableDataset:
         """The source's split, loaded from its files (each file's table from the cache)."""
@@ -111,7 +112,8 @@ class _SourceLoader(dg.IOManager):
         with _into_store(context.resources, context.instance):
             if self._partitions_def is not None and context.has_asset_partitions:
                 keys = list(context.asset_partition_keys)
-                dataset = load_partitions(self._spec, self._partitions_def, keys)
+                keep = _keep_versions(context.resources)
+                dataset = load_partitions(self._spec, self._partitions_def, keys, keep)
                 remember_observed(context, dataset, keys)
                 return dataset
             return load_source(self._spec, _keep_versions(context.resources))

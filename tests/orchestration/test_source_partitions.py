@@ -1,0 +1,153 @@
+"""A partitioned source's partition is a stored version: its readers name its changed columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from click.testing import CliRunner
+
+from dagster_ds import Dataset
+from dagster_ds.arrow import all_versions
+from dagster_ds.cli import main
+from dagster_ds.orchestration import (
+    DatasetIOManager,
+    DatasetStore,
+    dataset_asset,
+    dataset_source,
+    plan_refresh,
+)
+from tests.orchestration._chain import correct_labels, record, write_label_files
+from tests.orchestration.conftest import metadata_value
+
+PARTITIONS = dg.StaticPartitionsDefinition(["a", "b"])
+
+
+def _assets(folder: Path) -> list[Any]:
+    raw = dataset_source(
+        "raw",
+        "json",
+        data_files=str(folder / "{partition_key}" / "*.jsonl"),
+        partitions_def=PARTITIONS,
+    )
+
+    @dataset_asset(partitions_def=PARTITIONS)
+    def lengths(raw: Dataset) -> Dataset:
+        def n_chars(batch: dict[str, list[Any]]) -> dict[str, list[int]]:
+            record(f"n_chars:{len(batch['text'])}")
+            return {"n_chars": [len(text) for text in batch["text"]]}
+
+        return raw.map(n_chars, batched=True)
+
+    return [raw, lengths]
+
+
+def test_a_label_corrected_in_a_source_partition_is_named_by_column_and_its_readers_reused(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    folder, storage = tmp_path / "data", tmp_path / "storage"
+    for partition in ("a", "b"):
+        write_label_files(folder / partition)
+    assets = _assets(folder)
+    resources = {"io_manager": DatasetIOManager(base_dir=str(storage))}
+
+    def materialize(partition: str) -> None:
+        result = dg.materialize(
+            assets,
+            instance=instance,
+            resources=resources,
+            partition_key=partition,
+            selection=["lengths"],
+        )
+        assert result.success
+
+    for partition in ("a", "b"):
+        materialize(partition)
+    first = _recipe(_latest(instance, "a"))
+    correct_labels(folder / "a")
+    defs = dg.Definitions(assets=assets, resources=resources)
+    plan = plan_refresh(
+        defs.get_repository_def(),
+        instance,
+        dg.AssetSelection.assets("lengths"),
+        store=DatasetStore(str(storage)),
+    )
+    steps = {(step.asset, step.partition): step for step in plan.steps}
+    calls = len(body_calls())
+    materialize("a")
+
+    said = "parent 'raw': column 'label' changed in 1 of 1 shards"
+    changed = metadata_value(_latest(instance, "a"), "dagster_ds/changed")
+    assert said in changed
+    assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (1 in all)" in changed
+    # The plan said it before the run, reading only partition a's changed files.
+    assert steps["lengths", "a"].action == "run"
+    assert said in steps["lengths", "a"].why
+    assert steps["raw", "a"].why[-1].startswith("read 3 changed files (")
+    assert steps["lengths", "b"].action == "skip"
+    assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []
+    explained = CliRunner().invoke(
+        main,
+        [
+            "hash",
+            "explain",
+            first[:12],
+            _recipe(_latest(instance, "a"))[:12],
+            "--store",
+            str(storage),
+        ],
+    )
+    assert explained.exit_code == 0, explained.output
+    assert f"  - {said}" in explained.stdout.splitlines()
+
+
+def _latest(instance: dg.DagsterInstance, partition: str) -> dg.AssetMaterialization:
+    """The latest materialization of ``lengths``'s ``partition``."""
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("lengths"), asset_partitions=[partition]),
+        limit=1,
+    ).records
+    assert records
+    assert records[0].asset_materialization is not None
+    return records[0].asset_materialization
+
+
+def _recipe(materialization: dg.AssetMaterialization) -> str:
+    return str(metadata_value(materialization, "dagster_ds/recipe"))
+
+
+def test_each_source_partition_keeps_its_own_versions(
+    tmp_path: Path, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    """``keep_versions`` counts a source's versions by partition: loading partition a's new
+    files drops a's older version, never b's."""
+    folder, storage = tmp_path / "data", tmp_path / "storage"
+    for partition in ("a", "b"):
+        write_label_files(folder / partition)
+    resources = {"io_manager": DatasetIOManager(base_dir=str(storage), keep_versions=1)}
+
+    def materialize(partition: str) -> None:
+        assets = _assets(folder)
+        assert dg.materialize(
+            assets, instance=instance, resources=resources, partition_key=partition
+        ).success
+
+    def source_versions() -> dict[str, int]:
+        """How many versions of ``raw`` the store holds, by partition."""
+        partitions = [
+            str(version.get("partition"))
+            for version in all_versions(DatasetStore(str(storage)).cache)
+            if version.get("asset") == "raw"
+        ]
+        return {partition: partitions.count(partition) for partition in partitions}
+
+    materialize("a")
+    materialize("b")
+    assert source_versions() == {"a": 1, "b": 1}
+    correct_labels(folder / "a")
+    materialize("a")
+    assert source_versions() == {"a": 1, "b": 1}
+    materialize("b")  # b's version is still stored: its rows did not change
+    assert source_versions() == {"a": 1, "b": 1}
