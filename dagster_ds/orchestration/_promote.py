@@ -30,9 +30,10 @@ from typing import Any
 import dagster as dg
 
 from dagster_ds.arrow import Dataset, record_copied_outputs, version_record
+from dagster_ds.cache import CacheEntry
 from dagster_ds.errors import CacheEntryDamagedError, DatasetNotStoredError, OrchestrationError
 from dagster_ds.fingerprint import HashNode
-from dagster_ds.orchestration._changes import recorded_parents
+from dagster_ds.orchestration._changes import carried_parent_records, recorded_parents
 from dagster_ds.orchestration._history import kept_metadata, kept_tags
 from dagster_ds.orchestration._partitions import latest_materialization
 from dagster_ds.orchestration.io_manager import DatasetStore, fingerprints_of
@@ -159,7 +160,8 @@ def promote(
             prod.adopt(dataset) if isinstance(dataset, Dataset) else dataset,
             hash_tree=HashNode.from_dict(tree) if isinstance(tree, dict) else None,
             partition=record.get("partition") if isinstance(record.get("partition"), str) else None,
-            parents=recorded_parents(record),
+            parents=_parent_entries(dev, record),
+            parent_records=carried_parent_records(record),
         )
     except CacheEntryDamagedError as error:
         raise OrchestrationError(
@@ -192,3 +194,17 @@ def promote(
     )
     prod_instance.report_runless_asset_event(materialization)
     return materialization
+
+
+def _parent_entries(dev: DatasetStore, record: Mapping[str, Any]) -> dict[str, str | CacheEntry]:
+    """The parent versions ``record`` names: development's entries where it holds them.
+
+    Production keeps what comparing those it does not hold needs (``parent_records``),
+    so its next run names their changed columns even when they were not promoted.
+    """
+    found: dict[str, str | CacheEntry] = {}
+    for parameter, key in recorded_parents(record).items():
+        manifest = dev.cache.manifest(key)
+        entry = dev.cache.known_entry(key, manifest.to_json()) if manifest is not None else None
+        found[parameter] = entry if entry is not None else key
+    return found

@@ -254,6 +254,7 @@ class DatasetStore(dg.IOManager):
         computed_since: datetime.datetime | None = None,
         previous: str | None = None,
         parents: Mapping[str, str | CacheEntry] | None = None,
+        parent_records: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> StoredDataset:
         """Store ``dataset`` under its fingerprint (a stream batch by batch, in bounded memory).
 
@@ -266,7 +267,8 @@ class DatasetStore(dg.IOManager):
         are reused (an append hashes only the new shards); ``parents``: the parent
         versions it was computed from, by parameter (their store keys, or their entries),
         to say later which of their columns changed; of an entry of another store, what
-        that needs of its record is kept with the version (``parent_records``).
+        that needs of its record is kept with the version (``parent_records``, to which
+        the given ``parent_records`` of ``parents``' keys are added: a promoted version's).
         """
         key = self.version_key(asset_key, dataset.fingerprint)
         stream = isinstance(dataset, IterableDataset)
@@ -284,7 +286,7 @@ class DatasetStore(dg.IOManager):
                 STREAM_FLAG: stream,
                 "hash_tree": hash_tree.to_dict() if hash_tree is not None else None,
                 PARENT_VERSIONS: _parent_keys(parents or {}),
-                **self._parent_records(parents or {}),
+                **self._parent_records(parents or {}, parent_records or {}),
                 **({"partition": partition} if partition is not None else {}),
             },
             written_since=computed_since,
@@ -298,13 +300,17 @@ class DatasetStore(dg.IOManager):
             _release(rows)
         return _as_output(dataset.fingerprint, version)
 
-    def _parent_records(self, parents: Mapping[str, str | CacheEntry]) -> dict[str, Any]:
+    def _parent_records(
+        self, parents: Mapping[str, str | CacheEntry], carried: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Any]:
         """``parent_records``: what comparing the parent versions of other stores needs."""
-        records = {
-            entry.key: comparable_record(entry.metadata)
+        keys = _parent_keys(parents).values()
+        records: dict[str, Any] = {key: dict(carried[key]) for key in keys if key in carried}
+        records.update(
+            (entry.key, comparable_record(entry.metadata))
             for entry in parents.values()
             if isinstance(entry, CacheEntry) and not self.cache.holds(entry)
-        }
+        )
         return {PARENT_RECORDS: records} if records else {}
 
     def versions(self, asset_key: dg.AssetKey) -> list[dict[str, Any]]:

@@ -294,3 +294,44 @@ def test_a_promoted_filter_s_kept_rows_are_reused_by_columns_in_production(
         prod.load(dg.AssetKey("kept"), promoted).to_dict()
         == cold.load(dg.AssetKey("kept"), recipe).to_dict()
     )
+
+
+@pytest.mark.parametrize("raw_apart", [True, False], ids=["raw-in-a-third-store", "raw-in-dev"])
+def test_a_promoted_version_whose_parent_was_not_promoted_names_its_changed_columns(
+    tmp_path: Path,
+    instance: dg.DagsterInstance,
+    prod_instance: dg.DagsterInstance,
+    body_calls: Callable[[], list[str]],
+    raw_apart: bool,
+) -> None:
+    """Only ``lengths`` is promoted; ``raw`` lives in a store of its own shared by
+    development and production, or in development's store. Production's next run compares
+    ``raw``'s new version with the one development's ``lengths`` was computed from:
+    promote carries what that needs of its record."""
+    folder = tmp_path / "data"
+    files = write_label_files(folder)
+    dev, prod = DatasetStore(str(tmp_path / "dev")), DatasetStore(str(tmp_path / "prod"))
+    raw_key = "raw_store" if raw_apart else "io_manager"
+
+    def materialize(home: dg.DagsterInstance, store: DatasetStore) -> list[dg.AssetsDefinition]:
+        assets = text_and_label_assets(files, raw_io_manager_key=raw_key)
+        resources = {
+            "io_manager": DatasetIOManager(base_dir=store.root),
+            "raw_store": DatasetIOManager(base_dir=str(tmp_path / "raw-store")),
+        }
+        assert dg.materialize(assets, instance=home, resources=resources).success
+        return assets
+
+    assets = materialize(instance, dev)
+    for step in plan_promotion(
+        instance, dev, prod_instance, [dg.AssetKey("lengths")], _code_versions(assets)
+    ):
+        promote(step, dev, prod, prod_instance)
+    correct_labels(folder)
+    calls = len(body_calls())
+    materialize(prod_instance, prod)
+
+    changed = str(metadata_value(latest(prod_instance, "lengths"), "dagster_ds/changed"))
+    assert "parent 'raw': column 'label' changed in 1 of 3 shards" in changed
+    assert "'n_chars' reads only 'text': reused 1 of 1 changed shards (3 in all)" in changed
+    assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []
