@@ -5,9 +5,11 @@ nothing records its columns' fingerprints: the plan could not say which of them
 changed (`column_changes`) nor what its readers will reuse by their read
 columns (`planned_column_reuse`). Here its files are grouped into shards as
 loading groups them (`file_groups`): a group whose load the store holds (its
-files unchanged) gives the column fingerprints its entry recorded; only the
-other groups' files are read, a record batch at a time, and their columns
-hashed as loading hashes them (`ColumnDigests`, over the batches as read).
+files unchanged) gives the column fingerprints its entry recorded, as the
+source's last version embeds them (one record, whatever the number of shards;
+the entry's manifest otherwise); only the other groups' files are read, a
+record batch at a time, and their columns hashed as loading hashes them
+(`ColumnDigests`, over the batches as read).
 
 The result is the part of the version's record that comparing it with another
 needs (`comparable_record`'s form), under the key loading will store it with.
@@ -17,7 +19,7 @@ runs this with a scratch store as the default store, see `_plan`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,13 +28,18 @@ from dagster_ds.arrow import (
     Transform,
     file_groups,
     group_transform,
+    recorded_entries,
     split_fingerprint,
 )
 from dagster_ds.cache import CacheStore
 from dagster_ds.features import Features
 from dagster_ds.fingerprint import ColumnDigests
 from dagster_ds.formats import ResolvedFile, iter_batches
-from dagster_ds.orchestration._source_versions import source_files, source_version_key
+from dagster_ds.orchestration._source_versions import (
+    latest_version_ref,
+    source_files,
+    source_version_key,
+)
 
 if TYPE_CHECKING:
     from dagster_ds.orchestration.source import _SourceSpec  # pyright: ignore[reportPrivateUsage]
@@ -79,10 +86,13 @@ def source_columns(store: CacheStore, spec: _SourceSpec) -> SourceColumns | None
     entries: dict[str, Any] = {}
     features: list[Any] | None = None
     files_read = bytes_read = 0
+    last = recorded_entries(store, store.ref(latest_version_ref(spec)))
     for group in groups:
         members = files[group.start : group.stop]
         load = group_transform(transforms[group.start : group.stop], [f.url for f in members])
-        recorded = _recorded(store, load)
+        recorded = _recorded(last.get(load.fingerprint, {}).get("metadata")) or _recorded(
+            _manifest_metadata(store, load)
+        )
         if recorded is None:
             recorded = _hashed(spec, members)
             files_read += len(members)
@@ -97,10 +107,16 @@ def source_columns(store: CacheStore, spec: _SourceSpec) -> SourceColumns | None
     return SourceColumns(source_version_key(spec, fingerprint), metadata, files_read, bytes_read)
 
 
-def _recorded(store: CacheStore, load: Transform) -> tuple[dict[str, str], list[Any]] | None:
-    """The column fingerprints and features the store's entry of ``load`` recorded, if any."""
+def _manifest_metadata(store: CacheStore, load: Transform) -> Mapping[str, Any] | None:
+    """The metadata of the store's entry of ``load``, if it holds one."""
     manifest = store.manifest(load.fingerprint)
-    metadata = manifest.metadata if manifest is not None else {}
+    return manifest.metadata if manifest is not None else None
+
+
+def _recorded(metadata: object) -> tuple[dict[str, str], list[Any]] | None:
+    """The column fingerprints and features an entry's ``metadata`` recorded, if any."""
+    if not isinstance(metadata, Mapping):
+        return None
     columns, features = metadata.get("column_fingerprints"), metadata.get("features")
     if not isinstance(columns, dict) or not isinstance(features, list):
         return None

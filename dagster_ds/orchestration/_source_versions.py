@@ -100,7 +100,7 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
     if stored is not None:
         return stored
     # The version stored last names the entries of the groups of files that did not change.
-    latest = derived_key("source-latest", _of_partition(spec))
+    latest = latest_version_ref(spec)
     with store.recorded(recorded_entries(store, store.ref(latest))):
         dataset = spec.load()
     if isinstance(dataset, Dataset) and dataset.fingerprint == fingerprint:
@@ -119,6 +119,11 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
 def source_version_key(spec: _SourceSpec, fingerprint: str) -> str:
     """The store key of the source's (partition's) version loaded with ``fingerprint``."""
     return derived_key(f"source-version\0{_of_partition(spec)}", fingerprint)
+
+
+def latest_version_ref(spec: _SourceSpec) -> str:
+    """The ref naming the source's (partition's) version stored last."""
+    return derived_key("source-latest", _of_partition(spec))
 
 
 def _of_partition(spec: _SourceSpec) -> str:
