@@ -283,6 +283,22 @@ class CacheStore:
             return self._layers.manifest(key)
         return read[0]
 
+    def described_entry(self, fingerprint: str) -> CacheEntry | None:
+        """The entry for ``fingerprint`` as its manifest describes it, or None: one read.
+
+        `manifest` then `known_entry`: no lease, no check of the data files and no
+        record of use. For the metadata of an entry a record names (a stored
+        version's); each file is checked if read, as for `lookup`.
+
+        Example:
+            >>> store = CacheStore("memory://described-doc")
+            >>> _ = store.get_or_create("8" * 32, lambda w: w.update_metadata({"n": 2}))
+            >>> store.described_entry("8" * 32).metadata_item("n")
+            2
+        """
+        manifest = self.manifest(fingerprint)
+        return self.known_entry(fingerprint, manifest.to_json()) if manifest is not None else None
+
     def known_entry(self, key: str, manifest: Mapping[str, JSONValue]) -> CacheEntry | None:
         """The entry under ``key`` as ``manifest`` (a copy of its `CacheEntry.manifest`) says.
 

@@ -357,9 +357,7 @@ class _StepPlanner:
             )
             if not isinstance(recipe, str):
                 continue
-            key = store.version_key(parent, recipe)
-            manifest = store.cache.manifest(key)
-            entry = store.cache.known_entry(key, manifest.to_json()) if manifest else None
+            entry = store.cache.described_entry(store.version_key(parent, recipe))
             if entry is not None and entry.metadata_item("kind") == VERSION_KIND:
                 found[parameter] = entry
         return found
@@ -381,9 +379,9 @@ class _StepPlanner:
         if partitions_def is not None and partition is not None:
             spec = for_partition(spec, partitions_def, partition)
         version = source_version_key(spec, unit.observed)
-        manifest = store.cache.manifest(version)
-        if manifest is not None:
-            return store.cache.known_entry(version, manifest.to_json())
+        stored = store.cache.described_entry(version)
+        if stored is not None:
+            return stored
         memo = (key, partition, store.root)
         if self.scratch is None:
             return None

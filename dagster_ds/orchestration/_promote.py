@@ -202,9 +202,7 @@ def _parent_entries(dev: DatasetStore, record: Mapping[str, Any]) -> dict[str, s
     Production keeps what comparing those it does not hold needs (``parent_records``),
     so its next run names their changed columns even when they were not promoted.
     """
-    found: dict[str, str | CacheEntry] = {}
-    for parameter, key in recorded_parents(record).items():
-        manifest = dev.cache.manifest(key)
-        entry = dev.cache.known_entry(key, manifest.to_json()) if manifest is not None else None
-        found[parameter] = entry if entry is not None else key
-    return found
+    return {
+        parameter: dev.cache.described_entry(key) or key
+        for parameter, key in recorded_parents(record).items()
+    }
