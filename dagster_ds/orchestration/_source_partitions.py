@@ -21,7 +21,7 @@ from dagster_ds.arrow import Dataset, dataset_of_parts
 from dagster_ds.errors import DatasetAssetDefinitionError, DatasetSourceNotFoundError
 from dagster_ds.orchestration._partitions import newest_record_id
 from dagster_ds.orchestration._provenance import remember
-from dagster_ds.orchestration._source_versions import load_source
+from dagster_ds.orchestration._source_versions import load_sources
 from dagster_ds.streaming import IterableDataset
 
 if TYPE_CHECKING:
@@ -108,10 +108,10 @@ def load_partitions(
 ) -> Dataset | IterableDataset:
     """The partitions ``keys``: one as loaded, several as one dataset (a shard per partition).
 
-    Each partition loads as a stored version of its own (`load_source`): an asset
+    Each partition loads as a stored version of its own (`load_sources`): an asset
     reading one partition records that version, and names its changed columns.
     """
-    loaded = [load_source(for_partition(spec, partitions_def, key), keep_versions) for key in keys]
+    loaded = load_sources([for_partition(spec, partitions_def, key) for key in keys], keep_versions)
     if len(loaded) == 1:
         return loaded[0]
     if all(isinstance(part, Dataset) for part in loaded):

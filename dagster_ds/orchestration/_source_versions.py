@@ -15,6 +15,7 @@ options that change the columns or rows) is loaded as before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from dagster_ds.arrow import (
@@ -90,30 +91,62 @@ def load_source(spec: _SourceSpec, keep_versions: int | None = None) -> Dataset 
     partitioned source (`for_partition`) has versions of its own, kept and counted
     by ``keep_versions`` apart from the other partitions'.
     """
+    return load_sources([spec], keep_versions)[0]
+
+
+def load_sources(
+    specs: Sequence[_SourceSpec], keep_versions: int | None = None
+) -> list[Dataset | IterableDataset]:
+    """Each of ``specs`` as `load_source` loads it (say, partitions of one source).
+
+    Retention, which reads every version record of the store, runs once for the
+    versions stored here, not once per version stored.
+    """
+    store = CacheStore()
+    loaded: list[Dataset | IterableDataset] = []
+    stored: dict[str, _SourceSpec] = {}
+    for spec in specs:
+        dataset, key = _load(store, spec)
+        loaded.append(dataset)
+        if key is not None:
+            stored[key] = spec
+    if keep_versions is not None and stored:
+        partitions = {spec.partition for spec in stored.values()}
+        retain(
+            store,
+            keep_versions,
+            pinned=set(stored),
+            assets={spec.asset for spec in stored.values()},
+            partitions=None if None in partitions else {str(p) for p in partitions},
+        )
+    return loaded
+
+
+def _load(store: CacheStore, spec: _SourceSpec) -> tuple[Dataset | IterableDataset, str | None]:
+    """The source loaded, and the key of the version stored now (None: none stored now).
+
+    Loaded from its stored version when there is one, or as stored.
+    """
     with spec.naming_missing_files():
         fingerprint = source_fingerprint(spec)
     if fingerprint is None:
-        return spec.load()
-    store = CacheStore()
+        return spec.load(), None
     key = source_version_key(spec, fingerprint)
     stored = open_version(store, key, cls=Dataset)
     if stored is not None:
-        return stored
+        return stored, None
     # The version stored last names the entries of the groups of files that did not change.
     latest = latest_version_ref(spec)
     with store.recorded(recorded_entries(store, store.ref(latest))):
         dataset = spec.load()
-    if isinstance(dataset, Dataset) and dataset.fingerprint == fingerprint:
-        partition = {} if spec.partition is None else {"partition": spec.partition}
-        metadata = {"asset": spec.asset, **partition}
-        store_version(store, key, dataset, metadata=metadata, hash_content=False)
-        store.set_ref(latest, key)
-        if keep_versions is not None:
-            partitions = None if spec.partition is None else {spec.partition}
-            retain(store, keep_versions, pinned={key}, assets={spec.asset}, partitions=partitions)
-        # As stored: the assets reading it record this version, to name its changed columns.
-        return open_version(store, key, cls=Dataset) or dataset
-    return dataset
+    if not isinstance(dataset, Dataset) or dataset.fingerprint != fingerprint:
+        return dataset, None
+    partition = {} if spec.partition is None else {"partition": spec.partition}
+    metadata = {"asset": spec.asset, **partition}
+    store_version(store, key, dataset, metadata=metadata, hash_content=False)
+    store.set_ref(latest, key)
+    # As stored: the assets reading it record this version, to name its changed columns.
+    return open_version(store, key, cls=Dataset) or dataset, key
 
 
 def source_version_key(spec: _SourceSpec, fingerprint: str) -> str:

@@ -19,6 +19,7 @@ from dagster_ds.orchestration import (
     dataset_source,
     plan_refresh,
 )
+from tests.conftest import RunPython
 from tests.orchestration._chain import correct_labels, record, write_label_files
 from tests.orchestration.conftest import metadata_value
 
@@ -151,3 +152,42 @@ def test_each_source_partition_keeps_its_own_versions(
     assert source_versions() == {"a": 1, "b": 1}
     materialize("b")  # b's version is still stored: its rows did not change
     assert source_versions() == {"a": 1, "b": 1}
+
+
+def test_loading_many_partitions_reads_the_store_in_proportion_to_them(
+    tmp_path: Path, run_python: RunPython
+) -> None:
+    """An unpartitioned reader of every partition, with ``keep_versions``: retention runs
+    once for the partitions it stored, not once per partition over a growing store."""
+    opened: dict[int, int] = {}
+    for count in (4, 12):
+        folder, store = tmp_path / f"data-{count}", tmp_path / f"store-{count}"
+        keys = [f"p{index:02d}" for index in range(count)]
+        for key in keys:
+            write_label_files(folder / key, files=1)
+        printed = run_python(
+            f"""
+            import sys
+            import dagster as dg
+            from dagster_ds.cache import cache_root
+            from dagster_ds.orchestration import dataset_source
+            from dagster_ds.orchestration._source_partitions import load_partitions
+            partitions = dg.StaticPartitionsDefinition({keys!r})
+            source = dataset_source(
+                "raw", "json", data_files={str(folder / "{partition_key}" / "*.jsonl")!r},
+                partitions_def=partitions,
+            )
+            spec = getattr(source.observe_fn, "dagster_ds_spec")
+            opened = []
+            sys.addaudithook(
+                lambda event, args: opened.append(args[0])
+                if event == "open" and str(args[0]).endswith("manifest.json") else None
+            )
+            with cache_root({str(store)!r}):
+                loaded = load_partitions(spec, partitions, {keys!r}, keep_versions=1)
+            assert loaded.num_rows == 5 * {count}
+            print(len(opened))
+            """
+        )
+        opened[count] = int(printed)
+    assert opened[12] <= 3 * opened[4], opened  # per partition: quadratic (48, then 188)
