@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,19 +20,20 @@ from dagster_ds.orchestration import (
     dataset_source,
     plan_refresh,
 )
-from tests.conftest import RunPython
+from tests.conftest import RunPython, s3_requests
 from tests.orchestration._chain import correct_labels, record, write_label_files
 from tests.orchestration.conftest import metadata_value
 
 PARTITIONS = dg.StaticPartitionsDefinition(["a", "b"])
 
 
-def _assets(folder: Path) -> list[Any]:
+def _assets(folder: Path | str, storage_options: dict[str, Any] | None = None) -> list[Any]:
     raw = dataset_source(
         "raw",
         "json",
-        data_files=str(folder / "{partition_key}" / "*.jsonl"),
+        data_files=f"{folder}/{{partition_key}}/*.jsonl",
         partitions_def=PARTITIONS,
+        storage_options=storage_options,
     )
 
     @dataset_asset(partitions_def=PARTITIONS)
@@ -191,3 +193,46 @@ def test_loading_many_partitions_reads_the_store_in_proportion_to_them(
         )
         opened[count] = int(printed)
     assert opened[12] <= 3 * opened[4], opened  # per partition: quadratic (48, then 188)
+
+
+def test_on_s3_a_source_partition_s_changed_column_is_named_and_an_unchanged_one_writes_nothing(
+    s3_endpoint: str, instance: dg.DagsterInstance, body_calls: Callable[[], list[str]]
+) -> None:
+    """The same on an object store: the source's files and the store on S3 (moto)."""
+    import s3fs
+
+    options = {"endpoint_url": s3_endpoint, "key": "testing", "secret": "testing"}
+    fs = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
+
+    def write(partition: str, index: int, label: int) -> None:
+        rows = "".join(f'{{"text": "t{index}-{row}", "label": {label}}}\n' for row in range(5))
+        fs.pipe(f"datasets/src/{partition}/part-{index}.jsonl", rows.encode())
+
+    for partition in ("a", "b"):
+        for index in range(3):
+            write(partition, index, 0)
+    assets = _assets("s3://datasets/src", {**options, "skip_instance_cache": True})
+    store = DatasetIOManager(base_dir="s3://datasets/store", storage_options=options)
+
+    def materialize(partition: str) -> Counter[str]:
+        with s3_requests() as requests:
+            assert dg.materialize(
+                assets,
+                instance=instance,
+                resources={"io_manager": store},
+                partition_key=partition,
+                selection=["lengths"],
+            ).success
+        return Counter(method for method, _ in requests.made())
+
+    materialize("a")
+    materialize("b")
+    unchanged = materialize("b")
+    assert unchanged["PUT"] + unchanged["DELETE"] + unchanged["POST"] == 0, unchanged
+    write("a", 1, 1)
+    calls = len(body_calls())
+    materialize("a")
+
+    changed = metadata_value(_latest(instance, "a"), "dagster_ds/changed")
+    assert "parent 'raw': column 'label' changed in 1 of 1 shards" in changed
+    assert [call for call in body_calls()[calls:] if call.startswith("n_chars")] == []
