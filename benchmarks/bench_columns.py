@@ -25,7 +25,11 @@ twice: as a user pays it (pandas imported inside the work), and with pandas
 imported before the clock starts (its import's CPU measured in that process and
 taken out of the whole process's too); the ratios of both are printed, labelled.
 With valgrind installed, one refresh and one full recompute also run under it: their
-whole processes' instructions, a ratio the machine's load does not move.
+whole processes' instructions, a ratio the machine's load does not move. A new
+process's start costs both sides alike, about 0.35 CPU s on a quiet machine before
+either does any work: Python, numpy (imported by pyarrow; its OpenBLAS threads then
+spin for about 0.1 CPU s, unless ``OPENBLAS_NUM_THREADS=1``), pyarrow, and pandas at
+the first conversion; that start is most of the refresh's whole process.
 Targets (issue 26): the refresh recomputes at most 5% of the rows and takes at
 most 10% of the full recompute's time.
 Run: ``.venv/bin/python benchmarks/bench_columns.py``.
