@@ -309,4 +309,7 @@ def _ratios(refreshes: list[Run], fulls: list[Run], without_pandas: bool) -> Non
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)  # its data, caches and copies: gigabytes
