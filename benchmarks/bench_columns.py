@@ -44,18 +44,17 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-if "BENCH_COLUMNS_WORK" not in os.environ:  # child processes share the parent's folder
-    os.environ["BENCH_COLUMNS_WORK"] = tempfile.mkdtemp(prefix="bench-cols-")
-WORK = Path(os.environ["BENCH_COLUMNS_WORK"])
+sys.path.insert(0, str(HERE))
+from _scratch import scratch_folder  # noqa: E402
+
+WORK = scratch_folder("bench-cols-", shared_by="BENCH_COLUMNS_WORK")  # children share it
 os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
 os.environ["DAGSTER_DS_DISABLE_PROGRESS_BARS"] = "1"
-sys.path.insert(0, str(HERE))
 
 import pyarrow as pa  # noqa: E402
 from _timing import counts_instructions, instructions  # noqa: E402
@@ -309,7 +308,4 @@ def _ratios(refreshes: list[Run], fulls: list[Run], without_pandas: bool) -> Non
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:
-        shutil.rmtree(WORK, ignore_errors=True)  # its data, caches and copies: gigabytes
+    main()

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-os.environ.setdefault("HF_DATASETS_CACHE", tempfile.mkdtemp())
+from _scratch import scratch_folder
+
+os.environ.setdefault("HF_DATASETS_CACHE", str(scratch_folder("bench-anchor-")))
 
 import pyarrow as pa
 import xxhash

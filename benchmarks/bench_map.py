@@ -13,18 +13,19 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _scratch import scratch_folder  # noqa: E402
+
 # Child processes import this module too: they must share the parent's folders.
-WORK = Path(os.environ.setdefault("BENCH_MAP_WORK", tempfile.mkdtemp(prefix="bench-map-")))
+WORK = scratch_folder("bench-map-", shared_by="BENCH_MAP_WORK")
 os.environ.setdefault("DAGSTER_DS_CACHE", str(WORK / "dagster_ds-cache"))
 os.environ.setdefault("HF_DATASETS_CACHE", str(WORK / "hf-cache"))
 os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
 os.environ["DAGSTER_DS_DISABLE_PROGRESS_BARS"] = "1"
-sys.path.insert(0, str(HERE))
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402

@@ -28,17 +28,17 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _scratch import scratch_folder
 from _timing import counts_instructions, instructions
 
 HERE = Path(__file__).resolve().parent
 TREES = {"against": os.environ.get("BENCH_MAP_COST_AGAINST", ""), "this": str(HERE.parent)}
 ROUNDS = int(os.environ.get("BENCH_MAP_COST_ROUNDS", "16"))
-WORK = Path(tempfile.mkdtemp(prefix="bench-map-cost-"))
+WORK = scratch_folder("bench-map-cost-")
 PARQUET = WORK / "rows.parquet"
 os.environ["BENCH_MAP_WORK"] = str(WORK)  # bench_map, imported by every child, makes none
 
@@ -143,7 +143,6 @@ def main() -> None:
             f"  this/against: one map {one['this'] / one['against'] - 1:+.2%},"
             f" first map {first['this'] / first['against'] - 1:+.2%}"
         )
-    shutil.rmtree(WORK)
 
 
 if __name__ == "__main__":

@@ -22,14 +22,16 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-WORK = Path(tempfile.mkdtemp(prefix="bench-push-"))
+sys.path.insert(0, str(HERE))
+from _scratch import scratch_folder  # noqa: E402
+
+WORK = scratch_folder("bench-push-")
 # Set before huggingface_hub and datasets are imported (both read them at import).
 os.environ.update(
     {
@@ -44,7 +46,6 @@ os.environ.update(
     }
 )
 os.environ.pop("HF_TOKEN", None)
-sys.path.insert(0, str(HERE))
 
 ROWS = 1_000_000
 SHARDS = 4

@@ -27,13 +27,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(__file__))
-os.environ.setdefault("HF_DATASETS_CACHE", tempfile.mkdtemp())
+from _scratch import scratch_folder
+
+os.environ.setdefault("HF_DATASETS_CACHE", str(scratch_folder("bench-anchor-")))
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
 import datasets
@@ -111,7 +112,7 @@ def _small(path: str, folder: str) -> str:
 
 
 def main() -> None:
-    folder = tempfile.mkdtemp()
+    folder = str(scratch_folder("bench-stream-"))
     path = os.path.join(folder, "bench.parquet")
     _write(path)
     small = _small(path, folder)
@@ -271,7 +272,7 @@ print(imports, warm, peak)
 
 def _report_memory(path: str) -> None:
     """Peak RSS of map + filter -> to_parquet in a fresh process, against its baselines."""
-    folder = tempfile.mkdtemp()
+    folder = str(scratch_folder("bench-stream-"))
     code = _MEMORY_CHILD.format(folder=folder, path=path)
     peaks = []
     for _ in range(3):
