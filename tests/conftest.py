@@ -294,7 +294,28 @@ def moto_s3(bucket: str, port: int | None = None, **options: Any) -> Iterator[st
         finally:
             fs.rm(bucket, recursive=True)
     finally:
-        server.stop()
+        _stop_at_once(server)
+
+
+def _stop_at_once(server: Any) -> None:
+    """Stop a `ThreadedMotoServer` without waiting out its serve loop's half-second poll.
+
+    Its loop looks for a stop request each time ``select`` returns: after 0.5 s idle, or at
+    once when a connection arrives. A connection is made until the loop has seen the request
+    (one wake-up suffices unless it came just before the request was set).
+    """
+    import socket
+    import threading
+
+    wsgi = server._server  # pyright: ignore[reportPrivateUsage]
+    stopping = threading.Thread(target=wsgi.shutdown)
+    stopping.start()
+    while stopping.is_alive():
+        with contextlib.suppress(OSError):
+            socket.create_connection(wsgi.server_address[:2], timeout=5).close()
+        stopping.join(0.05)
+    server.stop()  # its thread joined; the loop has ended, so this returns at once
+    wsgi.server_close()
 
 
 @pytest.fixture

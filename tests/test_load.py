@@ -19,6 +19,7 @@ from dagster_ds import Dataset, DatasetDict, MalformedFileError
 from dagster_ds.cache import CacheStore
 from dagster_ds.formats._stat_records import DATABASE, RACY_NS
 from dagster_ds.load import load_dataset
+from tests import _fast
 
 ROWS = [{"id": i, "text": f"line {i}"} for i in range(30)]
 
@@ -141,7 +142,6 @@ for cache_dir in cache_dirs:
 def test_cache_dir_is_reused_by_another_process_and_a_new_one_recomputes(
     tmp_path: Path,
 ) -> None:
-    import subprocess
     import sys
 
     data = tmp_path / "rows.jsonl"
@@ -149,7 +149,7 @@ def test_cache_dir_is_reused_by_another_process_and_a_new_one_recomputes(
     counter = tmp_path / "runs.txt"
 
     def run(*cache_dirs: Path) -> list[str]:
-        done = subprocess.run(
+        done = _fast.run(  # a process of its own, forked from the warm server
             [sys.executable, "-c", _CACHE_DIR_RUN, str(data), str(counter), *map(str, cache_dirs)],
             capture_output=True,
             text=True,
@@ -197,8 +197,9 @@ def _load_in_a_new_process(data_files: str, trace: Path | None = None) -> int:
     import subprocess
     import sys
 
+    # Traced, a cold start under strace; else forked from the warm server (its own process).
     prefix = ["strace", "-f", "-qq", "-o", str(trace)] if trace is not None else []
-    done = subprocess.run(
+    done = (subprocess.run if prefix else _fast.run)(
         [*prefix, sys.executable, "-c", _UNCHANGED_LOAD, data_files],
         capture_output=True,
         text=True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -47,6 +48,19 @@ def _write_source(folder: Path, files: int) -> str:
     return str(folder / "*.parquet")
 
 
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
+    """The sources of 2 and of 4 files (the 2 are copies of the 4's first), written once:
+    every run only reads them."""
+    folder = tmp_path_factory.mktemp("sources")
+    four = _write_source(folder / "source-4", 4)
+    (folder / "source-2").mkdir()
+    for index in range(2):
+        name = f"part-{index:05d}.parquet"
+        shutil.copyfile(folder / "source-4" / name, folder / "source-2" / name)
+    return {2: str(folder / "source-2" / "*.parquet"), 4: four}
+
+
 _CHILD = "import sys; from tests.orchestration._memory_child import main; main(*sys.argv[1:])"
 
 
@@ -76,11 +90,15 @@ BOUNDS_MB = {"local disk": 150, "s3": 185}
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["local disk", "s3"])
 def test_a_first_materialization_holds_a_few_batches_at_a_time(
-    where: str, tmp_path: Path, dagster_homes: Path, request: pytest.FixtureRequest
+    where: str,
+    tmp_path: Path,
+    dagster_homes: Path,
+    sources: dict[int, str],
+    request: pytest.FixtureRequest,
 ) -> None:
     growths: dict[int, int] = {}
     for files in (2, 4):
-        source = _write_source(tmp_path / f"source-{files}", files)
+        source = sources[files]
         home = new_dagster_home(dagster_homes)
         if where == "s3":
             endpoint = request.getfixturevalue("s3_endpoint")
