@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import json
@@ -24,6 +25,24 @@ from dagster_ds.hub.server._errors import LocalHubStartError
 from dagster_ds.hub.server._settings import LOOPBACK_HOSTS
 
 logger = logging.getLogger("dagster_ds.hub.server")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, whose shutdown also aborts the connections it leaves open.
+
+    uvicorn's shutdown ends idle connections and waits a while for the others; one
+    whose client stopped reading a response is still sending then, and outlived the
+    event loop: its socket stayed open until garbage collection (a ResourceWarning in
+    whatever ran then). Its unsent bytes are dropped, as the server is stopping.
+    """
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets=sockets)
+        for connection in list(self.server_state.connections):
+            transport = getattr(connection, "transport", None)
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.abort()
+        await asyncio.sleep(0)  # the aborts close their sockets on the loop's next turn
 
 
 def _is_loopback(host: str) -> bool:
@@ -265,7 +284,7 @@ class LocalHubServer:
             timeout_keep_alive=30,
             limit_concurrency=512,
         )
-        server = uvicorn.Server(config)
+        server = _Server(config)
         thread = threading.Thread(
             target=server.run, kwargs={"sockets": [sock]}, name="dagster-ds-local-hub", daemon=True
         )

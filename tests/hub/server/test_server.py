@@ -1,5 +1,6 @@
 """LocalHubServer lifecycle, persistence, the command line, and the public API."""
 
+import contextlib
 import json
 import os
 import signal
@@ -61,6 +62,36 @@ def test_start_is_fast_and_stop_is_clean(tmp_path):
     assert _refuses_connections(port)
     assert not any(t.name == "dagster-ds-local-hub" for t in threading.enumerate())
     server.stop()  # stopping twice is harmless
+
+
+def test_stop_closes_a_connection_whose_client_stopped_reading(tmp_path):
+    """A download its client stopped reading is still buffered in the server at the stop:
+    the stop closes its socket all the same. (It stayed open until garbage collection,
+    and its ResourceWarning then failed whichever test was running.)"""
+    server = LocalHubServer(tmp_path / "hub").start()
+    api = HfApi(endpoint=server.endpoint, token="test-token")
+    api.create_repo("user/big", repo_type="dataset")
+    api.upload_file(
+        path_or_fileobj=os.urandom(16 << 20),
+        path_in_repo="big.bin",
+        repo_id="user/big",
+        repo_type="dataset",
+    )
+    with socket.socket() as client:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.connect(("127.0.0.1", server.port))
+        client.sendall(
+            b"GET /datasets/user/big/resolve/main/big.bin HTTP/1.1\r\n"
+            b"Host: 127.0.0.1\r\nAuthorization: Bearer test-token\r\n\r\n"
+        )
+        client.recv(1)  # the response has begun; the client reads no more of it until the stop
+        server.stop()
+        client.settimeout(5)
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := client.recv(1 << 16):  # the rest in flight, then the end
+                received += len(chunk)
+    assert received < 16 << 20  # the server did not wait to send it all
 
 
 def test_temporary_data_dir_is_removed_on_stop():
