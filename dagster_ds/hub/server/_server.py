@@ -28,35 +28,13 @@ logger = logging.getLogger("dagster_ds.hub.server")
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, stopped at once, and whose shutdown leaves no connection open.
+    """uvicorn's server, whose shutdown also aborts the connections it leaves open.
 
-    - `stop` wakes its main loop, which otherwise looks for a stop every 0.1 s.
-    - uvicorn's shutdown ends idle connections and waits a while for the others; one
-      whose client stopped reading a response is still sending then, and outlived the
-      event loop: its socket stayed open until garbage collection (a ResourceWarning
-      in whatever ran then). Its unsent bytes are dropped, as the server is stopping.
+    uvicorn's shutdown ends idle connections and waits a while for the others; one
+    whose client stopped reading a response is still sending then, and outlived the
+    event loop: its socket stayed open until garbage collection (a ResourceWarning in
+    whatever ran then). Its unsent bytes are dropped, as the server is stopping.
     """
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._woken: asyncio.Event | None = None
-
-    def stop(self) -> None:
-        """Ask the server to stop (from any thread); it does at once."""
-        self.should_exit = True
-        loop, woken = self._loop, self._woken
-        if loop is not None and woken is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has ended already
-                loop.call_soon_threadsafe(woken.set)
-
-    async def main_loop(self) -> None:
-        self._loop, self._woken = asyncio.get_running_loop(), asyncio.Event()
-        counter = 0
-        while not await self.on_tick(counter):
-            counter = (counter + 1) % 864000
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._woken.wait(), 0.1)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await super().shutdown(sockets=sockets)
@@ -192,7 +170,7 @@ class LocalHubServer:
         self._access_log = access_log
         self._stable_port = stable_port
         self._recorded_port: int | None = None
-        self._server: _Server | None = None
+        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
 
@@ -345,7 +323,7 @@ class LocalHubServer:
         server, thread, sock = self._server, self._thread, self._socket
         self._server = self._thread = self._socket = None
         if server is not None:
-            server.stop()
+            server.should_exit = True
         if thread is not None:
             thread.join(timeout=10)
         if sock is not None:
